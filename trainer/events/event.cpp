@@ -1,0 +1,24 @@
+#include "trainer/events/event.h"
+
+namespace onegpu::trainer {
+
+std::string_view to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::Forward: return "forward";
+    case EventKind::Backward: return "backward";
+    case EventKind::WeightGradient: return "weight-gradient";
+    case EventKind::Send: return "send";
+    case EventKind::Recv: return "recv";
+    case EventKind::AllReduce: return "all-reduce";
+    case EventKind::AllToAll: return "all-to-all";
+    case EventKind::Broadcast: return "broadcast";
+    case EventKind::Update: return "update";
+    case EventKind::MemoryLevel: return "memory";
+    case EventKind::Loss: return "loss";
+    case EventKind::Probe: return "probe";
+    case EventKind::Dropped: return "dropped";
+  }
+  return "unknown";
+}
+
+}  // namespace onegpu::trainer

@@ -1,0 +1,51 @@
+#pragma once
+// One observable thing a rank did: a fixed-size, trivially copyable record that travels through
+// the lock-free rings (ring.h) from the worker that produced it to the one consumer (the app,
+// or a trace writer). Times: virtual seconds (the simulated devices' clock, engine/virtual_clock.h)
+// and wall nanoseconds (steady_clock of the machine running the virtual ranks).
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace onegpu::trainer {
+
+enum class EventKind : std::uint8_t {
+  Forward,
+  Backward,        // full backward, or the input-gradient part B under zero-bubble schedules
+  WeightGradient,  // the weight-gradient part W (zero-bubble schedules)
+  Send,
+  Recv,
+  AllReduce,
+  AllToAll,
+  Broadcast,
+  Update,
+  MemoryLevel,     // bytes = level now, detail = memory category
+  Loss,            // value = loss
+  Probe,           // detail says which probe; value / bytes carry it
+  Dropped,         // a ring overflowed: value = how many events were lost before this one
+};
+
+std::string_view to_string(EventKind kind);
+
+struct Event {
+  std::int32_t rank = -1;
+  EventKind kind = EventKind::Forward;
+  std::uint8_t detail = 0;  // sub-kind: op part, all-to-all phase, memory category, probe id
+  std::int16_t layer = -1;  // first layer of the op's range, or the layer a probe looks at
+  std::int32_t step = 0;
+  std::int32_t microbatch = -1;
+  std::int16_t chunk = -1;  // model chunk (virtual pipeline stage)
+  std::int16_t peer = -1;   // other rank of a send / recv (fits 32767 ranks)
+  std::uint32_t id = 0;     // op id in the plan; a sequence number for other producers
+  double virtual_begin = 0;  // seconds
+  double virtual_end = 0;
+  std::int64_t wall_begin_ns = 0;
+  std::int64_t wall_end_ns = 0;
+  std::int64_t bytes = 0;
+  double value = 0;
+};
+
+static_assert(std::is_trivially_copyable_v<Event>);
+static_assert(sizeof(Event) == 72, "keep the event record small and fixed");
+
+}  // namespace onegpu::trainer
