@@ -1,0 +1,62 @@
+#include "trainer/memory/tracker.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace onegpu::trainer {
+
+std::string_view mem_category_name(MemCategory c) {
+  switch (c) {
+    case MemCategory::Weights: return "weights";
+    case MemCategory::Gradients: return "gradients";
+    case MemCategory::Optimizer: return "optimizer";
+    case MemCategory::Activations: return "activations";
+    case MemCategory::Communication: return "communication";
+  }
+  return "?";
+}
+
+std::int64_t MemStats::total_current() const {
+  std::int64_t s = 0;
+  for (auto v : current) s += v;
+  return s;
+}
+
+void* MemoryTracker::allocate(std::size_t bytes, MemCategory c) {
+  // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
+  std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
+  if (rounded && !p) throw std::bad_alloc();
+  if (p) std::memset(p, 0, rounded);
+  std::lock_guard<std::mutex> lk(mu_);
+  auto i = static_cast<int>(c);
+  s_.current[i] += static_cast<std::int64_t>(bytes);
+  if (s_.current[i] > s_.peak[i]) s_.peak[i] = s_.current[i];
+  return p;
+}
+
+void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
+  std::free(p);
+  std::lock_guard<std::mutex> lk(mu_);
+  s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
+}
+
+MemStats MemoryTracker::stats() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return s_;
+}
+std::int64_t MemoryTracker::current(MemCategory c) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return s_.current[static_cast<int>(c)];
+}
+std::int64_t MemoryTracker::peak(MemCategory c) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return s_.peak[static_cast<int>(c)];
+}
+void MemoryTracker::reset_peaks() {
+  std::lock_guard<std::mutex> lk(mu_);
+  s_.peak = s_.current;
+}
+
+}  // namespace onegpu::trainer

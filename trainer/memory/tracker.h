@@ -1,0 +1,83 @@
+#pragma once
+// Per-rank tracking allocator: every buffer the trainer owns is charged to one category, so the
+// memory picture shows measured bytes (current and peak), not a formula.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+namespace onegpu::trainer {
+
+enum class MemCategory : int { Weights = 0, Gradients, Optimizer, Activations, Communication };
+inline constexpr int kMemCategoryCount = 5;
+std::string_view mem_category_name(MemCategory c);
+
+struct MemStats {
+  std::array<std::int64_t, kMemCategoryCount> current{};
+  std::array<std::int64_t, kMemCategoryCount> peak{};
+  std::int64_t total_current() const;
+};
+
+// One per rank. Thread-safe: workers of several ranks may allocate at once.
+class MemoryTracker {
+ public:
+  void* allocate(std::size_t bytes, MemCategory c);
+  void release(void* p, std::size_t bytes, MemCategory c);
+  MemStats stats() const;
+  std::int64_t current(MemCategory c) const;
+  std::int64_t peak(MemCategory c) const;
+  void reset_peaks();  // peak := current, e.g. at the start of a step
+
+ private:
+  mutable std::mutex mu_;
+  MemStats s_;
+};
+
+// Owning, move-only buffer of T charged to a tracker category. Contents are zeroed.
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(MemoryTracker& t, MemCategory c, std::size_t n) : t_(&t), c_(c), n_(n) {
+    p_ = static_cast<T*>(t.allocate(n * sizeof(T), c));
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      Buffer tmp(std::move(o));
+      swap(tmp);
+    }
+    return *this;
+  }
+  ~Buffer() {
+    if (p_) t_->release(p_, n_ * sizeof(T), c_);
+  }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  std::size_t size() const { return n_; }
+  T& operator[](std::size_t i) { return p_[i]; }
+  const T& operator[](std::size_t i) const { return p_[i]; }
+  T* begin() { return p_; }
+  T* end() { return p_ + n_; }
+  const T* begin() const { return p_; }
+  const T* end() const { return p_ + n_; }
+  bool empty() const { return n_ == 0; }
+
+ private:
+  void swap(Buffer& o) noexcept {
+    std::swap(t_, o.t_);
+    std::swap(c_, o.c_);
+    std::swap(n_, o.n_);
+    std::swap(p_, o.p_);
+  }
+  MemoryTracker* t_ = nullptr;
+  MemCategory c_ = MemCategory::Activations;
+  std::size_t n_ = 0;
+  T* p_ = nullptr;
+};
+
+}  // namespace onegpu::trainer

@@ -1,0 +1,197 @@
+#include "trainer/model/moe.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trainer/error.h"
+
+namespace onegpu::trainer {
+
+namespace {
+const float* w1_of(const MoeWeights& w, int e) { return w.experts + e * w.expert_stride; }
+const float* w2_of(const MoeWeights& w, int e, const MoeShape& s) {
+  return w.experts + e * w.expert_stride + (long)s.D * s.H;
+}
+double lse_row(const float* l, int E) {
+  float mx = l[0];
+  for (int e = 1; e < E; ++e) mx = std::max(mx, l[e]);
+  double sum = 0.0;
+  for (int e = 0; e < E; ++e) sum += std::exp((double)(l[e] - mx));
+  return mx + std::log(sum);
+}
+}  // namespace
+
+void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h, const MoeWeights& w,
+               const std::int32_t* forced, Routing& r) {
+  const int T = s.T, E = s.E, k = s.k, n = T * k;
+  r.T = T;
+  r.k = k;
+  r.E = E;
+  auto act = MemCategory::Activations;
+  r.logits = Buffer<float>(mt, act, (std::size_t)T * E);
+  r.probs = Buffer<float>(mt, act, (std::size_t)T * E);
+  r.expert = Buffer<std::int32_t>(mt, act, n);
+  r.gate = Buffer<float>(mt, act, n);
+  r.order = Buffer<std::int32_t>(mt, act, n);
+  r.token_of_row = Buffer<std::int32_t>(mt, act, n);
+  r.row_of_slot = Buffer<std::int32_t>(mt, act, n);
+  be.matmul(h, w.router, r.logits.data(), T, s.D, E, false, false, false);
+  be.softmax_rows(r.logits.data(), r.probs.data(), T, E);
+
+  for (int t = 0; t < T; ++t) {
+    const float* p = r.probs.data() + (long)t * E;
+    std::int32_t* ex = r.expert.data() + (long)t * k;
+    if (forced) {
+      for (int j = 0; j < k; ++j) {
+        if (forced[t * k + j] < 0 || forced[t * k + j] >= E) throw Error("forced routing: expert id out of range");
+        ex[j] = forced[t * k + j];
+      }
+    } else {
+      // top-k by probability; ties go to the lower expert index
+      for (int j = 0; j < k; ++j) {
+        int best = -1;
+        for (int e = 0; e < E; ++e) {
+          bool taken = false;
+          for (int q = 0; q < j; ++q) taken |= ex[q] == e;
+          if (!taken && (best < 0 || p[e] > p[best])) best = e;
+        }
+        ex[j] = best;
+      }
+    }
+    float sum = 0.f;
+    for (int j = 0; j < k; ++j) sum += p[ex[j]];
+    for (int j = 0; j < k; ++j) r.gate[t * k + j] = p[ex[j]] / sum;
+  }
+
+  // Counting sort of slots by expert, stable in token order.
+  r.offsets.assign(E + 1, 0);
+  for (int q = 0; q < n; ++q) r.offsets[r.expert[q] + 1]++;
+  for (int e = 0; e < E; ++e) r.offsets[e + 1] += r.offsets[e];
+  std::vector<std::int32_t> fill(r.offsets.begin(), r.offsets.end() - 1);
+  for (int q = 0; q < n; ++q) {
+    int row = fill[r.expert[q]]++;
+    r.order[row] = q;
+    r.token_of_row[row] = q / k;
+    r.row_of_slot[q] = row;
+  }
+
+  // Switch load balancing: E * sum_e f_e * P_e, f = share of dispatched slots, P = mean prob.
+  double aux = 0.0;
+  for (int e = 0; e < E; ++e) {
+    double f = (double)(r.offsets[e + 1] - r.offsets[e]) / n, P = 0.0;
+    for (int t = 0; t < T; ++t) P += r.probs[(long)t * E + e];
+    aux += f * (P / T);
+  }
+  r.aux_loss = s.aux_coef * E * aux;
+  double z = 0.0;
+  for (int t = 0; t < T; ++t) {
+    double l = lse_row(r.logits.data() + (long)t * E, E);
+    z += l * l;
+  }
+  r.z_loss = s.z_coef * z / T;
+}
+
+void moe_dispatch(Backend& be, const MoeShape& s, const Routing& r, const float* h, float* xe) {
+  be.gather_rows(h, r.token_of_row.data(), xe, s.T * s.k, s.D);
+}
+
+void moe_experts_forward(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
+                         ExpertCache& c) {
+  for (int e = 0; e < s.E; ++e) {
+    int o = r.offsets[e], n = r.offsets[e + 1] - o;
+    if (n == 0) continue;
+    float* u = c.u.data() + (long)o * s.H;
+    float* a = c.a.data() + (long)o * s.H;
+    be.matmul(c.xe.data() + (long)o * s.D, w1_of(w, e), u, n, s.D, s.H, false, false, false);
+    be.silu_forward(u, a, (long)n * s.H);
+    be.matmul(a, w2_of(w, e, s), c.y.data() + (long)o * s.D, n, s.H, s.D, false, false, false);
+  }
+}
+
+void moe_combine(Backend& be, const MoeShape& s, const Routing& r, const float* y, float* out) {
+  const int n = s.T * s.k;
+  std::vector<float> gate_of_row(n);
+  for (int row = 0; row < n; ++row) gate_of_row[row] = r.gate[r.order[row]];
+  be.scatter_add_rows(y, r.token_of_row.data(), gate_of_row.data(), out, n, s.D);
+}
+
+void moe_combine_backward(const MoeShape& s, const Routing& r, const float* y, const float* dout,
+                          float* dy, float* dgate) {
+  const int n = s.T * s.k, D = s.D;
+  for (int row = 0; row < n; ++row) {
+    int slot = r.order[row], t = r.token_of_row[row];
+    float g = r.gate[slot];
+    const float* go = dout + (long)t * D;
+    const float* yr = y + (long)row * D;
+    float* dyr = dy + (long)row * D;
+    float dot = 0.f;
+    for (int d = 0; d < D; ++d) {
+      dyr[d] = g * go[d];
+      dot += go[d] * yr[d];
+    }
+    dgate[slot] = dot;
+  }
+}
+
+void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
+                          const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe,
+                          const MoeGrads& g) {
+  const int n_all = s.T * s.k;
+  Buffer<float> da(mt, MemCategory::Activations, (std::size_t)n_all * s.H);
+  Buffer<float> du(mt, MemCategory::Activations, (std::size_t)n_all * s.H);
+  for (int e = 0; e < s.E; ++e) {
+    int o = r.offsets[e], n = r.offsets[e + 1] - o;
+    if (n == 0) continue;
+    const float* dye = dy + (long)o * s.D;
+    float* dae = da.data() + (long)o * s.H;
+    float* due = du.data() + (long)o * s.H;
+    float* gw1 = g.experts + e * g.expert_stride;
+    float* gw2 = gw1 + (long)s.D * s.H;
+    be.matmul(dye, w2_of(w, e, s), dae, n, s.D, s.H, false, true, false);                  // da = dy W2^T
+    be.matmul(c.a.data() + (long)o * s.H, dye, gw2, s.H, n, s.D, true, false, true);     // dW2 += a^T dy
+    be.silu_backward(c.u.data() + (long)o * s.H, dae, due, (long)n * s.H);
+    be.matmul(c.xe.data() + (long)o * s.D, due, gw1, s.D, n, s.H, true, false, true);    // dW1 += x^T du
+    be.matmul(due, w1_of(w, e), dxe + (long)o * s.D, n, s.H, s.D, false, true, false);   // dx = du W1^T
+  }
+}
+
+void moe_dispatch_backward(const MoeShape& s, const Routing& r, const float* dxe, float* dh) {
+  const int n = s.T * s.k, D = s.D;
+  for (int slot = 0; slot < n; ++slot) {  // slot order: each token sums its k rows in order
+    int row = r.row_of_slot[slot], t = slot / s.k;
+    const float* src = dxe + (long)row * D;
+    float* dst = dh + (long)t * D;
+    for (int d = 0; d < D; ++d) dst[d] += src[d];
+  }
+}
+
+void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
+                        const float* h, const MoeWeights& w, const float* dgate, float aux_scale,
+                        float* dh, const MoeGrads& g) {
+  const int T = s.T, E = s.E, k = s.k, n = T * k;
+  Buffer<float> dlogits(mt, MemCategory::Activations, (std::size_t)T * E);
+  std::vector<double> f(E);
+  for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
+  std::vector<float> dp(E);
+  for (int t = 0; t < T; ++t) {
+    const float* p = r.probs.data() + (long)t * E;
+    std::fill(dp.begin(), dp.end(), 0.f);
+    // gates g_j = p_j / S: dp_j = (dg_j - sum_m dg_m g_m) / S
+    float S = 0.f, gs = 0.f;
+    for (int j = 0; j < k; ++j) {
+      S += p[r.expert[t * k + j]];
+      gs += dgate[t * k + j] * r.gate[t * k + j];
+    }
+    for (int j = 0; j < k; ++j) dp[r.expert[t * k + j]] += (dgate[t * k + j] - gs) / S;
+    for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / T);
+    float dot = 0.f;
+    for (int e = 0; e < E; ++e) dot += p[e] * dp[e];
+    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_row(r.logits.data() + (long)t * E, E) / T);
+    float* dl = dlogits.data() + (long)t * E;
+    for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[e] - dot) + zc * p[e];
+  }
+  be.matmul(h, dlogits.data(), g.router, s.D, T, E, true, false, true);     // dWr += h^T dl
+  be.matmul(dlogits.data(), w.router, dh, T, E, s.D, false, true, true);    // dh += dl Wr^T
+}
+
+}  // namespace onegpu::trainer

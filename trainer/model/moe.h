@@ -1,0 +1,75 @@
+#pragma once
+// The mixture-of-experts feed-forward as four separable steps, so that dispatch and combine can
+// later become all-to-alls between ranks that hold different experts:
+//   route    : router logits -> probabilities -> top-k experts and renormalised gates per token
+//   dispatch : gather each token's input rows, grouped by expert (expert-major order)
+//   experts  : each expert's MLP on its rows (silu(x W1) W2)
+//   combine  : each token's output = sum of gate * expert output over its k choices
+// Each step has its backward.
+#include <cstdint>
+#include <vector>
+
+#include "trainer/memory/tracker.h"
+#include "trainer/ops/backend.h"
+
+namespace onegpu::trainer {
+
+struct Routing {
+  int T = 0, k = 0, E = 0;
+  Buffer<float> logits;        // [T, E]
+  Buffer<float> probs;         // [T, E] softmax of logits
+  Buffer<std::int32_t> expert; // [T*k] chosen expert of slot s = t*k + j (j by descending prob)
+  Buffer<float> gate;          // [T*k] renormalised gates
+  Buffer<std::int32_t> order;  // [T*k] slots sorted by expert, token order inside an expert
+  Buffer<std::int32_t> token_of_row;  // [T*k] token of each dispatched row
+  Buffer<std::int32_t> row_of_slot;   // [T*k] inverse of order
+  std::vector<std::int32_t> offsets;  // [E+1] rows of expert e: [offsets[e], offsets[e+1])
+  double aux_loss = 0.0;       // load-balancing loss (coefficient applied)
+  double z_loss = 0.0;         // router z-loss (coefficient applied)
+};
+
+struct MoeWeights {
+  const float* router;   // [D, E]
+  const float* experts;  // expert e: w1 [D, H] at e*stride, w2 [H, D] at e*stride + D*H
+  long expert_stride;
+};
+struct MoeGrads {
+  float* router;
+  float* experts;
+  long expert_stride;
+};
+
+struct MoeShape {
+  int T, D, E, k, H;
+  float aux_coef, z_coef;
+};
+
+// forced: if non-null, [T*k] expert ids to use instead of the top-k (selection held fixed, for
+// gradient checks and replays); gates still come from the current probabilities.
+void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h, const MoeWeights& w,
+               const std::int32_t* forced, Routing& r);
+void moe_dispatch(Backend& be, const MoeShape& s, const Routing& r, const float* h, float* xe);
+struct ExpertCache {
+  Buffer<float> xe, u, a, y;  // [T*k, D], [T*k, H], [T*k, H], [T*k, D]
+};
+void moe_experts_forward(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
+                         ExpertCache& c);
+// out += combined expert outputs.
+void moe_combine(Backend& be, const MoeShape& s, const Routing& r, const float* y, float* out);
+
+// Backward. dout: gradient of the block output's MoE branch [T, D].
+// Writes dgate [T*k] and dy [T*k, D].
+void moe_combine_backward(const MoeShape& s, const Routing& r, const float* y, const float* dout,
+                          float* dy, float* dgate);
+// dxe [T*k, D] overwritten; expert weight grads accumulated.
+void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
+                          const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe,
+                          const MoeGrads& g);
+// dh += scatter of dxe (slot order).
+void moe_dispatch_backward(const MoeShape& s, const Routing& r, const float* dxe, float* dh);
+// From dgate and the auxiliary losses (scaled by aux_scale) to dh (accumulated) and router grads.
+void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
+                        const float* h, const MoeWeights& w, const float* dgate, float aux_scale,
+                        float* dh, const MoeGrads& g);
+
+}  // namespace onegpu::trainer

@@ -1,0 +1,68 @@
+#pragma once
+// The seam between the model and the hardware. The model calls only these ops; the CPU backend
+// is the reference and a CUDA backend implements the same interface on device pointers.
+// Layout conventions: row-major; activations are [T, D] with T = batch * seq tokens; weights of a
+// linear layer are [in, out], so y = x · W.
+#include <cstdint>
+#include <string_view>
+
+namespace onegpu::trainer {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual int threads() const = 0;
+
+  // C[M,N] (+)= op(A) · op(B), op(A) is [M,K], op(B) is [K,N].
+  // transA: A is stored [K,M]; transB: B is stored [N,K]. accumulate: add into C.
+  virtual void matmul(const float* A, const float* B, float* C, int M, int K, int N, bool transA,
+                      bool transB, bool accumulate) = 0;
+
+  // y = x / rms(x) * g per row; rstd[t] = 1/rms saved for backward.
+  virtual void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T, int D,
+                               float eps) = 0;
+  // dx = ... (overwritten); dg += ... (accumulated).
+  virtual void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
+                                float* dx, float* dg, int T, int D) = 0;
+
+  // Rotary positions on the q and k parts of a packed qkv [T, 3*H*dh] buffer, in place.
+  // Token t has position t % S. inverse=true applies the transpose (for backward).
+  virtual void rope(float* qkv, int T, int S, int H, int dh, bool inverse) = 0;
+
+  // Causal attention per sequence (B sequences of S tokens) and head. qkv [T, 3*H*dh] (q|k|v),
+  // out [T, H*dh], probs [B, H, S, S] saved for backward.
+  virtual void attention_forward(const float* qkv, float* out, float* probs, int B, int S, int H,
+                                 int dh) = 0;
+  // dqkv overwritten.
+  virtual void attention_backward(const float* qkv, const float* probs, const float* dout,
+                                  float* dqkv, int B, int S, int H, int dh) = 0;
+
+  virtual void softmax_rows(const float* x, float* y, int T, int N) = 0;
+
+  // Expert activation: a = silu(u) = u * sigmoid(u).
+  virtual void silu_forward(const float* u, float* a, std::int64_t n) = 0;
+  virtual void silu_backward(const float* u, const float* da, float* du, std::int64_t n) = 0;
+
+  // Mean-free cross-entropy: returns the summed loss over rows with target >= 0 and writes
+  // dlogits = scale * (softmax - onehot) (zero rows for ignored targets). dlogits may be null.
+  virtual double cross_entropy(const float* logits, const std::int32_t* targets, float* dlogits,
+                               int T, int V, float scale) = 0;
+
+  // out[t] = table[tok[t]]; dtable[tok[t]] += dout[t] (in token order: deterministic).
+  virtual void embedding_forward(const float* table, const std::int32_t* tok, float* out, int T,
+                                 int D) = 0;
+  virtual void embedding_backward(const std::int32_t* tok, const float* dout, float* dtable, int T,
+                                  int D) = 0;
+
+  // dst[i] = src[idx[i]] (MoE dispatch).
+  virtual void gather_rows(const float* src, const std::int32_t* idx, float* dst, int n, int D) = 0;
+  // dst[idx[i]] += w[i] * src[i] (MoE combine), i in order.
+  virtual void scatter_add_rows(const float* src, const std::int32_t* idx, const float* w,
+                                float* dst, int n, int D) = 0;
+
+  virtual void add(const float* a, float* y, std::int64_t n) = 0;  // y += a
+  virtual void bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) = 0;
+};
+
+}  // namespace onegpu::trainer

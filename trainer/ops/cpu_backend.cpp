@@ -1,0 +1,299 @@
+#include "trainer/ops/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "trainer/error.h"
+
+namespace onegpu::trainer {
+
+CpuBackend::CpuBackend(MemoryTracker& tracker, int threads) : tracker_(tracker) {
+  if (threads < 1) throw Error("thread count must be at least 1");
+  if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
+}
+
+float* CpuBackend::scratch(std::size_t n) {
+  if (scratch_.size() < n) scratch_ = Buffer<float>(tracker_, MemCategory::Activations, n);
+  return scratch_.data();
+}
+
+// Splits [0, n) into equal chunks of at least min_per_chunk items (a multiple of 4 so matmul row
+// tiles never straddle chunks) and runs fn(begin, end) on each.
+void CpuBackend::for_chunks(int n, int min_per_chunk, const std::function<void(int, int)>& fn) {
+  int threads = pool_ ? pool_->threads() : 1;
+  int chunks = std::max(1, std::min(threads, n / std::max(1, min_per_chunk)));
+  if (chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  int per = (n + chunks - 1) / chunks;
+  per = (per + 3) / 4 * 4;
+  pool_->parallel_for(chunks, [&](int c) {
+    int b = c * per, e = std::min(n, b + per);
+    if (b < e) fn(b, e);
+  });
+}
+
+void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, int N, bool transA,
+                        bool transB, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate) std::fill(C, C + (long)M * N, 0.f);
+    return;
+  }
+  if (transA && transB) throw Error("matmul: transA and transB together are not supported");
+  const float* b = B;
+  if (transB) {  // B is [N, K]: lay it out as [K, N] so the kernel reads rows contiguously
+    float* t = scratch((std::size_t)K * N);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) t[(long)k * N + n] = B[(long)n * K + k];
+    b = t;
+  }
+  long a_rs = transA ? 1 : K, a_ks = transA ? M : 1;
+  // Work per row is K*N; ask for chunks of at least ~32k multiply-adds.
+  int min_rows = std::max(4, (int)(32768 / std::max<long>(1, (long)K * N)));
+  for_chunks(M, min_rows, [&](int m0, int m1) { matmul_rows(A, a_rs, a_ks, b, C, m0, m1, K, N, accumulate); });
+}
+
+void CpuBackend::rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T,
+                                 int D, float eps) {
+  for (int t = 0; t < T; ++t) {
+    const float* xr = x + (long)t * D;
+    float ss = 0.f;
+    for (int d = 0; d < D; ++d) ss += xr[d] * xr[d];
+    float r = 1.f / std::sqrt(ss / D + eps);
+    rstd[t] = r;
+    float* yr = y + (long)t * D;
+    for (int d = 0; d < D; ++d) yr[d] = xr[d] * r * g[d];
+  }
+}
+
+void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* rstd,
+                                  const float* dy, float* dx, float* dg, int T, int D) {
+  for (int t = 0; t < T; ++t) {
+    const float* xr = x + (long)t * D;
+    const float* dyr = dy + (long)t * D;
+    float* dxr = dx + (long)t * D;
+    float r = rstd[t];
+    float dot = 0.f;  // sum_d dy*g*x
+    for (int d = 0; d < D; ++d) dot += dyr[d] * g[d] * xr[d];
+    float c = dot * r * r * r / D;
+    for (int d = 0; d < D; ++d) {
+      dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
+      dg[d] += dyr[d] * xr[d] * r;
+    }
+  }
+}
+
+void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
+  int half = dh / 2, D = H * dh;
+  for (int t = 0; t < T; ++t) {
+    int pos = t % S;
+    for (int i = 0; i < half; ++i) {
+      double theta = pos * std::pow(10000.0, -2.0 * i / dh);
+      float c = (float)std::cos(theta), s = (float)std::sin(theta);
+      if (inverse) s = -s;
+      for (int part = 0; part < 2; ++part) {  // q then k
+        float* row = qkv + (long)t * 3 * D + part * D;
+        for (int h = 0; h < H; ++h) {
+          float* p = row + h * dh;
+          float a = p[i], b = p[i + half];
+          p[i] = a * c - b * s;
+          p[i + half] = a * s + b * c;
+        }
+      }
+    }
+  }
+}
+
+void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, int B, int S, int H,
+                                   int dh) {
+  const int D = H * dh;
+  const long row = 3L * D;
+  const float scale = 1.f / std::sqrt((float)dh);
+  auto one = [&](int bh) {
+    int b = bh / H, h = bh % H;
+    const float* base = qkv + (long)b * S * row;
+    float* P = probs + (long)bh * S * S;
+    for (int i = 0; i < S; ++i) {
+      const float* q = base + i * row + h * dh;
+      float* p = P + (long)i * S;
+      float mx = -INFINITY;
+      for (int j = 0; j <= i; ++j) {
+        const float* k = base + j * row + D + h * dh;
+        float s = 0.f;
+        for (int d = 0; d < dh; ++d) s += q[d] * k[d];
+        p[j] = s * scale;
+        mx = std::max(mx, p[j]);
+      }
+      float sum = 0.f;
+      for (int j = 0; j <= i; ++j) {
+        p[j] = std::exp(p[j] - mx);
+        sum += p[j];
+      }
+      float inv = 1.f / sum;
+      for (int j = 0; j <= i; ++j) p[j] *= inv;
+      for (int j = i + 1; j < S; ++j) p[j] = 0.f;
+      float* o = out + ((long)b * S + i) * D + h * dh;
+      for (int d = 0; d < dh; ++d) o[d] = 0.f;
+      for (int j = 0; j <= i; ++j) {
+        const float* v = base + j * row + 2 * D + h * dh;
+        for (int d = 0; d < dh; ++d) o[d] += p[j] * v[d];
+      }
+    }
+  };
+  if (pool_ && B * H > 1)
+    pool_->parallel_for(B * H, one);
+  else
+    for (int bh = 0; bh < B * H; ++bh) one(bh);
+}
+
+void CpuBackend::attention_backward(const float* qkv, const float* probs, const float* dout,
+                                    float* dqkv, int B, int S, int H, int dh) {
+  const int D = H * dh;
+  const long row = 3L * D;
+  const float scale = 1.f / std::sqrt((float)dh);
+  auto one = [&](int bh) {
+    int b = bh / H, h = bh % H;
+    const float* base = qkv + (long)b * S * row;
+    float* dbase = dqkv + (long)b * S * row;
+    const float* P = probs + (long)bh * S * S;
+    for (int i = 0; i < S; ++i)
+      for (int part = 0; part < 3; ++part)
+        std::fill(dbase + i * row + part * D + h * dh, dbase + i * row + part * D + h * dh + dh, 0.f);
+    std::vector<float> dp(S);
+    for (int i = 0; i < S; ++i) {
+      const float* p = P + (long)i * S;
+      const float* go = dout + ((long)b * S + i) * D + h * dh;
+      float dot = 0.f;
+      for (int j = 0; j <= i; ++j) {
+        const float* v = base + j * row + 2 * D + h * dh;
+        float* dv = dbase + j * row + 2 * D + h * dh;
+        float s = 0.f;
+        for (int d = 0; d < dh; ++d) {
+          s += go[d] * v[d];
+          dv[d] += p[j] * go[d];
+        }
+        dp[j] = s;
+        dot += s * p[j];
+      }
+      const float* q = base + i * row + h * dh;
+      float* dq = dbase + i * row + h * dh;
+      for (int j = 0; j <= i; ++j) {
+        float ds = p[j] * (dp[j] - dot) * scale;
+        const float* k = base + j * row + D + h * dh;
+        float* dk = dbase + j * row + D + h * dh;
+        for (int d = 0; d < dh; ++d) {
+          dq[d] += ds * k[d];
+          dk[d] += ds * q[d];
+        }
+      }
+    }
+  };
+  if (pool_ && B * H > 1)
+    pool_->parallel_for(B * H, one);
+  else
+    for (int bh = 0; bh < B * H; ++bh) one(bh);
+}
+
+void CpuBackend::softmax_rows(const float* x, float* y, int T, int N) {
+  for (int t = 0; t < T; ++t) {
+    const float* xr = x + (long)t * N;
+    float* yr = y + (long)t * N;
+    float mx = -INFINITY;
+    for (int n = 0; n < N; ++n) mx = std::max(mx, xr[n]);
+    float sum = 0.f;
+    for (int n = 0; n < N; ++n) {
+      yr[n] = std::exp(xr[n] - mx);
+      sum += yr[n];
+    }
+    float inv = 1.f / sum;
+    for (int n = 0; n < N; ++n) yr[n] *= inv;
+  }
+}
+
+void CpuBackend::silu_forward(const float* u, float* a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) a[i] = u[i] / (1.f + std::exp(-u[i]));
+}
+
+void CpuBackend::silu_backward(const float* u, const float* da, float* du, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    float s = 1.f / (1.f + std::exp(-u[i]));
+    du[i] = da[i] * s * (1.f + u[i] * (1.f - s));
+  }
+}
+
+double CpuBackend::cross_entropy(const float* logits, const std::int32_t* targets, float* dlogits,
+                                 int T, int V, float scale) {
+  for (int t = 0; t < T; ++t)
+    if (targets[t] >= V) throw Error("cross_entropy: target outside the vocabulary");
+  row_loss_.assign(T, 0.0);
+  auto rows = [&](int t0, int t1) {
+    for (int t = t0; t < t1; ++t) {
+      const float* l = logits + (long)t * V;
+      float* dl = dlogits ? dlogits + (long)t * V : nullptr;
+      int y = targets[t];
+      if (y < 0) {
+        if (dl) std::fill(dl, dl + V, 0.f);
+        continue;
+      }
+      float mx = -INFINITY;
+      for (int v = 0; v < V; ++v) mx = std::max(mx, l[v]);
+      double sum = 0.0;
+      for (int v = 0; v < V; ++v) sum += std::exp((double)(l[v] - mx));
+      row_loss_[t] = std::log(sum) + mx - l[y];
+      if (dl) {
+        float inv = (float)(1.0 / sum);
+        for (int v = 0; v < V; ++v) dl[v] = scale * std::exp(l[v] - mx) * inv;
+        dl[y] -= scale;
+      }
+    }
+  };
+  for_chunks(T, 4, rows);
+  double total = 0.0;
+  for (int t = 0; t < T; ++t) total += row_loss_[t];  // fixed order
+  return total;
+}
+
+void CpuBackend::embedding_forward(const float* table, const std::int32_t* tok, float* out, int T,
+                                   int D) {
+  for (int t = 0; t < T; ++t) std::copy(table + (long)tok[t] * D, table + (long)tok[t] * D + D, out + (long)t * D);
+}
+
+void CpuBackend::embedding_backward(const std::int32_t* tok, const float* dout, float* dtable,
+                                    int T, int D) {
+  for (int t = 0; t < T; ++t) {
+    float* r = dtable + (long)tok[t] * D;
+    const float* g = dout + (long)t * D;
+    for (int d = 0; d < D; ++d) r[d] += g[d];
+  }
+}
+
+void CpuBackend::gather_rows(const float* src, const std::int32_t* idx, float* dst, int n, int D) {
+  for (int i = 0; i < n; ++i) std::copy(src + (long)idx[i] * D, src + (long)idx[i] * D + D, dst + (long)i * D);
+}
+
+void CpuBackend::scatter_add_rows(const float* src, const std::int32_t* idx, const float* w,
+                                  float* dst, int n, int D) {
+  for (int i = 0; i < n; ++i) {
+    float* r = dst + (long)idx[i] * D;
+    const float* s = src + (long)i * D;
+    float wi = w ? w[i] : 1.f;
+    for (int d = 0; d < D; ++d) r[d] += wi * s[d];
+  }
+}
+
+void CpuBackend::add(const float* a, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] += a[i];
+}
+
+void CpuBackend::bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t u = (std::uint32_t)src[i] << 16;
+    std::memcpy(dst + i, &u, 4);
+  }
+}
+
+}  // namespace onegpu::trainer

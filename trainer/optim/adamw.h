@@ -1,0 +1,37 @@
+#pragma once
+// AdamW on the fp32 master weights, with linear warmup then cosine decay of the learning rate
+// and clipping by the global gradient norm. After the update the bf16 weights are re-rounded
+// from the master copy.
+#include <cstdint>
+
+#include "trainer/model/params.h"
+
+namespace onegpu::trainer {
+
+struct AdamWConfig {
+  float lr = 3e-3f;          // peak learning rate
+  float min_lr_ratio = 0.1f; // cosine decays to lr * min_lr_ratio
+  int warmup_steps = 50;
+  int total_steps = 1000;    // end of the cosine
+  float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f;
+  float weight_decay = 0.1f; // decoupled; not applied to norm gains
+  float clip_norm = 1.0f;    // <= 0: no clipping
+  void validate() const;     // throws Error
+};
+
+// Learning rate of update number `step` (0-based).
+float learning_rate(const AdamWConfig& c, int step);
+
+struct UpdateStats {
+  double grad_norm = 0.0;  // before clipping
+  float lr = 0.f;
+  float clip_scale = 1.f;
+};
+
+// Global L2 norm of all gradients, summed in a fixed order.
+double global_grad_norm(const ParamStore& p);
+
+// One AdamW update; `step` is the number of updates done before this one.
+UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step);
+
+}  // namespace onegpu::trainer
