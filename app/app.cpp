@@ -1,0 +1,287 @@
+#include "app/app.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+#include <imgui_impl_opengl3.h>
+
+#include "render/gl.h"
+#include "render/palette.h"
+
+namespace onegpu::app {
+
+namespace {
+
+ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
+ImU32 im32(glm::vec4 c) { return ImGui::ColorConvertFloat4ToU32(im(c)); }
+
+void apply_style(float scale) {
+  ImGuiStyle style;
+  ImGui::StyleColorsDark(&style);
+  using namespace render::palette;
+  ImVec4* c = style.Colors;
+  c[ImGuiCol_WindowBg] = im(render::rgb(0x10141d));
+  c[ImGuiCol_ChildBg] = im(render::rgb(0x10141d));
+  c[ImGuiCol_Border] = im(render::rgb(0x232a38));
+  c[ImGuiCol_Text] = im(text);
+  c[ImGuiCol_TextDisabled] = im(text_faint);
+  c[ImGuiCol_Header] = im(render::rgb(0x26324a));
+  c[ImGuiCol_HeaderHovered] = im(render::rgb(0x2d3b57));
+  c[ImGuiCol_HeaderActive] = im(render::rgb(0x34456a));
+  c[ImGuiCol_Button] = im(render::rgb(0x2a3550));
+  c[ImGuiCol_ButtonHovered] = im(render::rgb(0x354468));
+  c[ImGuiCol_ButtonActive] = im(render::rgb(0x405282));
+  c[ImGuiCol_ScrollbarBg] = im(render::rgb(0x10141d));
+  c[ImGuiCol_Separator] = im(render::rgb(0x232a38));
+  style.WindowRounding = 0.0f;
+  style.FrameRounding = 6.0f;
+  style.WindowBorderSize = 1.0f;
+  style.WindowPadding = {16, 12};
+  style.ItemSpacing = {8, 6};
+  style.FramePadding = {12, 6};
+  style.ScrollbarSize = 10;
+  style.ScaleAllSizes(scale);
+  ImGui::GetStyle() = style;
+}
+
+constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize |
+                                    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
+                                    ImGuiWindowFlags_NoSavedSettings |
+                                    ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+}  // namespace
+
+App::App(const Assets& assets, bool with_ui, bool headless_io, float base_scale, int start_chapter)
+    : renderer_(assets.scene),
+      assets_(assets),
+      nav_(static_cast<int>(story().size()), start_chapter, base_scale),
+      chapters_(story().size()),
+      with_ui_(with_ui),
+      headless_io_(headless_io) {
+  if (with_ui_) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // nothing written beside the user's files
+    if (headless_io_) {
+      io.BackendFlags |= ImGuiBackendFlags_None;
+      ImGui_ImplOpenGL3_Init("#version 330 core");
+    }
+    rebuild_fonts();
+  }
+}
+
+App::~App() {
+  if (with_ui_ && headless_io_) ImGui_ImplOpenGL3_Shutdown();
+}
+
+Chapter& App::chapter(int index) {
+  if (!chapters_[index]) chapters_[index] = make_chapter(index);
+  return *chapters_[index];
+}
+
+void App::rebuild_fonts() {
+  float s = nav_.ui_scale();
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  // Latin plus the punctuation, arrows and maths signs the captions and status line use.
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2000, 0x206F, 0x2190, 0x21FF,
+                                   0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
+  auto load = [&](const std::filesystem::path& p, float px) -> ImFont* {
+    if (!p.empty()) {
+      if (ImFont* f = io.Fonts->AddFontFromFileTTF(p.c_str(), px, nullptr, ranges)) return f;
+    }
+    ImFontConfig cfg;
+    cfg.SizePixels = px;
+    return io.Fonts->AddFontDefault(&cfg);  // the built-in font keeps the app usable
+  };
+  body_font_ = load(assets_.ui_font, std::round(19.0f * s));
+  title_font_ = load(assets_.ui_title_font.empty() ? assets_.ui_font : assets_.ui_title_font, std::round(28.0f * s));
+  small_font_ = load(assets_.ui_font, std::round(15.0f * s));
+  io.FontDefault = body_font_;
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  apply_style(s);
+  built_scale_ = s;
+}
+
+void App::frame(int fb_w, int fb_h, float dt, double now) {
+  if (nav_.index() != last_index_) {
+    // Arriving from the chapter after shows this one finished; otherwise it plays.
+    if (nav_.entered_backward()) nav_.set_time(current().duration());
+    last_index_ = nav_.index();
+  }
+  nav_.advance(dt);
+
+  glBindVertexArray(0);
+  glViewport(0, 0, fb_w, fb_h);
+  glDisable(GL_SCISSOR_TEST);
+  glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+
+  scene_ = {0, 0, fb_w, fb_h};
+  if (with_ui_) {
+    if (built_scale_ != nav_.ui_scale()) rebuild_fonts();
+    ImGuiIO& io = ImGui::GetIO();
+    ImGui_ImplOpenGL3_NewFrame();
+    if (headless_io_) {
+      io.DisplaySize = {static_cast<float>(fb_w), static_cast<float>(fb_h)};
+      io.DisplayFramebufferScale = {1.0f, 1.0f};
+      io.DeltaTime = dt > 0.0f ? dt : 1.0f / 60.0f;
+    }
+    ImGui::NewFrame();
+    draw_panels(fb_w, fb_h, now);
+  }
+
+  // The scene, in the viewport the panels leave free (GL counts rows from the bottom).
+  Chapter& ch = current();
+  float t = std::min(nav_.time(), ch.duration() + 0.001f);
+  glm::vec2 vp{static_cast<float>(std::max(1, scene_.w)), static_cast<float>(std::max(1, scene_.h))};
+  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
+  camera_ = ch.camera(vp, t);
+  SceneFrame f{renderer_.world(), renderer_.screen(), vp, t, nav_.ui_scale()};
+  ch.draw(f, camera_);
+  renderer_.end(camera_);
+
+  if (with_ui_) {
+    ImGui::Render();
+    glViewport(0, 0, fb_w, fb_h);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+}
+
+void App::draw_panels(int fb_w, int fb_h, double now) {
+  const auto& chapters = story();
+  const float s = nav_.ui_scale();
+  const float status_h = std::round(28.0f * s);
+  const float side_w = nav_.sidebar_open() ? std::round(290.0f * s) : 0.0f;
+  const float caption_h = std::round(168.0f * s);
+  const ChapterInfo& info = chapters[nav_.index()];
+  const float W = static_cast<float>(fb_w), H = static_cast<float>(fb_h);
+
+  // Chapter list.
+  if (side_w > 0) {
+    ImGui::SetNextWindowPos({0, 0});
+    ImGui::SetNextWindowSize({side_w, H - status_h});
+    ImGui::Begin("##chapters", nullptr, kPanel);
+    ImGui::PushFont(title_font_);
+    ImGui::TextUnformatted("onegpu");
+    ImGui::PopFont();
+    ImGui::PushFont(small_font_);
+    ImGui::TextDisabled("how big models train on many GPUs");
+    ImGui::PopFont();
+    ImGui::Spacing();
+    std::string_view part;
+    for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
+      const auto& c = chapters[i];
+      if (c.part != part) {
+        part = c.part;
+        ImGui::Spacing();
+        ImGui::PushFont(small_font_);
+        ImGui::TextColored(im(render::palette::forward), "%s", std::string(part).c_str());
+        ImGui::PopFont();
+      }
+      char label[160];
+      std::snprintf(label, sizeof label, "%2d  %s##%d", i + 1, std::string(c.title).c_str(), i);
+      if (!c.built) ImGui::PushStyleColor(ImGuiCol_Text, im(render::palette::text_faint));
+      if (ImGui::Selectable(label, i == nav_.index())) {
+        nav_.go_to(i);
+      }
+      if (!c.built) ImGui::PopStyleColor();
+      if (!c.built && ImGui::IsItemHovered()) ImGui::SetTooltip("not built yet");
+      if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
+    }
+    ImGui::Spacing();
+    ImGui::PushFont(small_font_);
+    ImGui::TextDisabled("Dimmed chapters are not built yet.");
+    ImGui::PopFont();
+    ImGui::End();
+  }
+
+  // Caption, progress dots and the chapter's button.
+  ImGui::SetNextWindowPos({side_w, H - status_h - caption_h});
+  ImGui::SetNextWindowSize({W - side_w, caption_h});
+  ImGui::Begin("##caption", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
+  {
+    ImGui::PushFont(small_font_);
+    ImGui::TextColored(im(render::palette::text_dim), "%d / %zu  ·  %s", nav_.index() + 1, chapters.size(),
+                       std::string(info.part).c_str());
+    ImGui::PopFont();
+    // Progress dots on the same line, right-aligned; each one jumps to its chapter.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float r = 4.0f * s, step = 13.0f * s, part_gap = 9.0f * s;
+    int parts = 0;
+    std::string_view p;
+    for (const auto& c : chapters) if (c.part != p) { p = c.part; ++parts; }
+    float dots_w = step * chapters.size() + part_gap * (parts - 1);
+    ImVec2 win = ImGui::GetWindowPos();
+    float x = win.x + ImGui::GetWindowWidth() - dots_w - 16.0f * s;
+    float y = win.y + 12.0f * s + r + 2.0f * s;
+    p = chapters[0].part;
+    for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
+      if (chapters[i].part != p) { p = chapters[i].part; x += part_gap; }
+      ImVec2 c{x + step * 0.5f, y};
+      bool here = i == nav_.index();
+      if (here) dl->AddCircleFilled(c, r * 1.5f, im32(render::palette::focus));
+      else if (chapters[i].built) dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
+      else dl->AddCircle(c, r, im32(render::palette::text_faint), 12, 1.2f * s);
+      ImGui::SetCursorScreenPos({x, y - step * 0.5f});
+      ImGui::PushID(i);
+      if (ImGui::InvisibleButton("dot", {step, step})) nav_.go_to(i);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%d  %s", i + 1, std::string(chapters[i].title).c_str());
+      ImGui::PopID();
+      x += step;
+    }
+    ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + 34.0f * s});
+    ImGui::PushFont(title_font_);
+    ImGui::TextUnformatted(std::string(info.title).c_str());
+    ImGui::PopFont();
+    float button_w = info.action.empty() ? 0.0f : 250.0f * s;
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - button_w - 24.0f * s);
+    ImGui::TextUnformatted(std::string(info.caption).c_str());
+    ImGui::PopTextWrapPos();
+    if (!info.action.empty()) {
+      ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 70.0f * s});
+      ImGui::BeginDisabled(!info.built);
+      ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * s});
+      ImGui::EndDisabled();
+      ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 116.0f * s});
+      ImGui::PushFont(small_font_);
+      ImGui::TextDisabled(info.built ? "or press → to read on" : "not built yet");
+      ImGui::PopFont();
+    }
+  }
+  ImGui::End();
+
+  // Status line.
+  ImGui::SetNextWindowPos({0, H - status_h});
+  ImGui::SetNextWindowSize({W, status_h});
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {12.0f * s, 5.0f * s});
+  ImGui::Begin("##status", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
+  ImGui::PushFont(small_font_);
+  char frame[48] = "headless render";
+  if (frame_ms_ >= 0.0f) std::snprintf(frame, sizeof frame, "frame %.1f ms", frame_ms_);
+  char status[512];
+  std::snprintf(status, sizeof status,
+                "%s  ·  trainer: not running  ·  %s  ·  "
+                "← → chapters  ·  R replay  ·  Tab list  ·  Ctrl +/− size  ·  F11 full screen",
+                frame, gl_.c_str());
+  ImGui::TextColored(im(render::palette::text_faint), "%s", status);
+  ImGui::PopFont();
+  ImGui::End();
+  ImGui::PopStyleVar();
+
+  // A short message (for example "Press Esc again to quit") over the scene.
+  std::string toast = nav_.toast(now);
+  if (!toast.empty()) {
+    ImGui::SetNextWindowPos({side_w + (W - side_w) * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
+    ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
+    ImGui::TextUnformatted(toast.c_str());
+    ImGui::End();
+  }
+
+  scene_ = {static_cast<int>(side_w), 0, fb_w - static_cast<int>(side_w),
+            fb_h - static_cast<int>(status_h + caption_h)};
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,62 @@
+#pragma once
+// One frame of the program: the panels (ImGui), the scene viewport they leave free, and the
+// current chapter drawn into it. The window and the headless renderer both drive this.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/assets.h"
+#include "app/chapters/chapter.h"
+#include "app/navigator.h"
+#include "render/renderer.h"
+
+struct ImFont;
+
+namespace onegpu::app {
+
+struct PixelRect {
+  int x = 0, y = 0, w = 0, h = 0;  // top-left origin, framebuffer pixels
+};
+
+class App {
+ public:
+  // with_ui: draw the ImGui panels (needs an ImGui context with a platform backend, or
+  // headless_io to feed display size and time by hand).
+  App(const Assets& assets, bool with_ui, bool headless_io, float base_scale, int start_chapter);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // Renders one frame into the bound framebuffer; dt advances the chapter clock.
+  void frame(int fb_w, int fb_h, float dt, double now);
+
+  Navigator& nav() { return nav_; }
+  Chapter& chapter(int index);
+  Chapter& current() { return chapter(nav_.index()); }
+  const render::DrawStats& stats() const { return renderer_.stats(); }
+  PixelRect scene_rect() const { return scene_; }
+  render::Camera last_camera() const { return camera_; }
+  void set_gl_description(std::string s) { gl_ = std::move(s); }
+  void set_frame_ms(float ms) { frame_ms_ = ms; }
+
+ private:
+  void rebuild_fonts();
+  void draw_panels(int fb_w, int fb_h, double now);
+
+  render::Renderer renderer_;
+  Assets assets_;
+  Navigator nav_;
+  std::vector<std::unique_ptr<Chapter>> chapters_;
+  bool with_ui_, headless_io_;
+  float built_scale_ = 0.0f;
+  ImFont* body_font_ = nullptr;
+  ImFont* title_font_ = nullptr;
+  ImFont* small_font_ = nullptr;
+  PixelRect scene_;
+  render::Camera camera_;
+  int last_index_ = -1;
+  std::string gl_;
+  float frame_ms_ = 0.0f;
+};
+
+}  // namespace onegpu::app

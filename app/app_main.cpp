@@ -1,0 +1,62 @@
+#include "app/app_main.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.h"
+#include "app/headless.h"
+#include "app/options.h"
+#include "app/story.h"
+#include "app/window.h"
+#include "render/error.h"
+
+namespace onegpu::app {
+
+int app_main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const OptionsError& e) {
+    std::fprintf(stderr, "onegpu: %s\n", e.what());
+    return 2;
+  }
+  if (o.help) {
+    std::fputs(usage().c_str(), stdout);
+    if (!cli::commands().empty()) {
+      std::puts("\nCommands:");
+      for (const auto& c : cli::commands())
+        std::printf("  %-10s %s\n", std::string(c.name).c_str(), std::string(c.summary).c_str());
+    }
+    return 0;
+  }
+  if (o.version) {
+    std::puts("onegpu 0.1.0");
+    return 0;
+  }
+  if (o.list_chapters) {
+    int i = 1;
+    for (const auto& c : story())
+      std::printf("%2d  %-15s %-22s %s%s\n", i++, std::string(c.id).c_str(), std::string(c.part).c_str(),
+                  std::string(c.title).c_str(), c.built ? "" : "  (not built yet)");
+    return 0;
+  }
+  int index = 0;
+  if (!o.chapter.empty()) {
+    index = find_chapter(o.chapter);
+    if (index < 0) {
+      std::string ids;
+      for (const auto& c : story()) ids += (ids.empty() ? "" : ", ") + std::string(c.id);
+      std::fprintf(stderr, "onegpu: unknown chapter '%s'; valid ids: %s\n", o.chapter.c_str(), ids.c_str());
+      return 2;
+    }
+  }
+  try {
+    return o.headless ? run_headless(o, index) : run_window(o, index);
+  } catch (const render::Error& e) {
+    std::fprintf(stderr, "onegpu: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,21 @@
+#pragma once
+// Finds the shader folder and the fonts: from the command line first, then beside the
+// program, then the source tree (for runs from a build folder).
+#include <filesystem>
+#include <string>
+
+#include "app/options.h"
+#include "render/renderer.h"
+
+namespace onegpu::app {
+
+struct Assets {
+  render::AssetPaths scene;             // shaders + scene font
+  std::filesystem::path ui_font;        // panels; empty: ImGui's built-in font
+  std::filesystem::path ui_title_font;  // headings; may be empty
+};
+
+// Throws render::Error naming what is missing.
+Assets find_assets(const Options& o);
+
+}  // namespace onegpu::app

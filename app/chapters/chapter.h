@@ -1,0 +1,31 @@
+#pragma once
+// A chapter draws one storyboard scene as a pure function of its clock t (seconds since it
+// opened): the same t gives the same picture, so headless renders and tests are exact, and
+// jumping into a chapter from anywhere needs nothing but t.
+#include <memory>
+
+#include "app/story.h"
+#include "render/canvas.h"
+
+namespace onegpu::app {
+
+struct SceneFrame {
+  render::Canvas& world;   // world units, under the chapter's camera
+  render::Canvas& screen;  // pixels of the scene viewport, origin bottom-left, y up
+  glm::vec2 viewport;      // scene viewport in pixels
+  float t;                 // chapter clock, seconds
+  float ui_scale;          // for on-screen overlay text
+};
+
+class Chapter {
+ public:
+  virtual ~Chapter() = default;
+  // Seconds until the chapter reaches its end state (it holds still afterwards).
+  virtual float duration() const = 0;
+  virtual render::Camera camera(glm::vec2 viewport, float t) const = 0;
+  virtual void draw(const SceneFrame& f, const render::Camera& cam) = 0;
+};
+
+std::unique_ptr<Chapter> make_chapter(int index);
+
+}  // namespace onegpu::app

@@ -1,0 +1,146 @@
+#include "app/chapters/field_chapter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <string>
+
+#include "app/scene/chip.h"
+#include "render/palette.h"
+#include "render/tween.h"
+
+namespace onegpu::app {
+
+using namespace render;
+using T = FieldTimeline;
+
+Camera field_camera(const FieldLayout& layout, glm::vec2 viewport) {
+  Rect b = layout.bounds();
+  // Leave a band at the top for the counter.
+  b.max.y += 1.6f;
+  return Camera::fit(b, viewport, 0.04f);
+}
+
+int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp) {
+  const float t = d.field_t;
+  const glm::vec2 origin = layout.cell(0).center;
+  float max_dist = 0.0f;
+  for (const auto& cell : layout.cells()) max_dist = std::max(max_dist, glm::length(cell.center - origin));
+  float fade_in = phase(t, 0.0f, T::kFadeIn, Ease::Smooth);
+  int lit = 0;
+
+  c.set_layer(0);
+  for (const auto& cell : layout.cells()) {
+    ChipLook look;
+    float on_at = cell.gpu == 0 ? T::kFirstOn
+                                : T::kRippleStart + glm::length(cell.center - origin) / max_dist * T::kRippleSpan;
+    look.power = phase(t, on_at, T::kSwitchTime, Ease::OutCubic);
+    look.flash = pulse(t, on_at, T::kSwitchTime * 2.0f) * 0.8f;
+    look.fade = fade_in * (cell.gpu == 0 ? 1.0f : d.others_fade);
+    if (cell.gpu == 0) {
+      look.detail = d.gpu1_detail;
+      look.tiles = d.gpu1_tiles;
+      look.memory = d.gpu1_memory;
+      c.set_layer(1);  // GPU 1 above its neighbours' glows
+    }
+    draw_chip(c, layout.chip_rect(cell.gpu), look, wpp);
+    if (cell.gpu == 0) c.set_layer(0);
+    if (look.power >= 0.5f) ++lit;
+  }
+
+  // The ring that marks GPU 1: it draws itself around the chip, then holds.
+  float ring_p = phase(t, T::kRingStart, 0.8f, Ease::InOutCubic);
+  if (ring_p > 0.0f && d.ring > 0.0f) {
+    c.set_layer(1);
+    float r = FieldLayout::kChip * 0.5f * std::numbers::sqrt2_v<float> + 0.12f;
+    float thick = std::max(3.0f * wpp, 0.035f);
+    float a = d.ring;
+    c.ring(origin, r + thick * 2.5f, thick * 5.0f, with_alpha(palette::focus, 0.08f * a * ring_p));
+    c.ring(origin, r, thick, with_alpha(palette::focus, a), std::numbers::pi_v<float> * 0.5f,
+           2.0f * std::numbers::pi_v<float> * ring_p);
+    float label = phase(t, T::kRingStart + 0.5f, 0.5f, Ease::Smooth) * a;
+    c.text("GPU 1", origin + glm::vec2(0.0f, -r - 0.42f), 0.36f, with_alpha(palette::focus, label), Align::Center);
+  }
+  c.set_layer(0);
+  return lit;
+}
+
+Camera FieldChapter::camera(glm::vec2 viewport, float) const { return field_camera(layout_, viewport); }
+
+void FieldChapter::draw(const SceneFrame& f, const Camera& cam) {
+  FieldDraw d;
+  d.field_t = f.t;
+  int lit = draw_field(f.world, layout_, d, cam.world_per_pixel());
+
+  // Counter, top right: how many of the field's GPUs are on.
+  float s = 15.0f * f.ui_scale;
+  float a = phase(f.t, T::kFirstOn, 0.4f, Ease::Smooth);
+  glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
+  f.screen.text(std::to_string(lit), at, 2.6f * s, with_alpha(palette::text, a), Align::Right);
+  f.screen.text(lit == 1 ? "GPU switched on" : "GPUs switched on", at - glm::vec2(0.0f, 1.3f * s), s,
+                with_alpha(palette::text_dim, a), Align::Right);
+}
+
+Camera GpuChapter::closeup(glm::vec2 viewport) const {
+  Rect chip = layout_.chip_rect(0);
+  float s = chip.size().x;
+  // Room above and below the chip for the labels.
+  Rect view = Rect::centered(chip.center() + glm::vec2(0.0f, -0.02f * s), {s * 1.5f, s * 1.62f});
+  return Camera::fit(view, viewport, 0.02f);
+}
+
+Camera GpuChapter::camera(glm::vec2 viewport, float t) const {
+  return dive(field_camera(layout_, viewport), closeup(viewport), phase(t, 0.2f, 2.4f, Ease::InOutCubic));
+}
+
+void GpuChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t;
+  float dive_p = phase(t, 0.2f, 2.4f, Ease::InOutCubic);
+  FieldDraw d;
+  d.others_fade = 1.0f - 0.75f * dive_p;
+  d.ring = 1.0f - phase(t, 0.2f, 1.2f);
+  d.gpu1_detail = phase(t, 1.3f, 1.0f, Ease::Smooth);
+  d.gpu1_tiles = phase(t, 2.2f, 1.4f);
+  d.gpu1_memory = phase(t, 3.0f, 1.5f);
+  draw_field(f.world, layout_, d, cam.world_per_pixel());
+
+  // Labels, once the chip fills the view.
+  Canvas& c = f.world;
+  c.set_layer(2);
+  ChipParts p = chip_parts(layout_.chip_rect(0));
+  float s = p.body.size().x;
+  float lw = std::max(1.5f * cam.world_per_pixel(), 0.004f * s);
+  float big = 0.052f * s, small = 0.034f * s;
+
+  float compute_a = phase(t, 3.3f, 0.6f, Ease::Smooth);
+  glm::vec2 cl{p.die.center().x, p.body.min.y - 0.085f * s};
+  c.line({cl.x, cl.y + big * 0.9f}, {cl.x, p.die.min.y + 0.02f * s}, lw, with_alpha(palette::lit, compute_a * 0.8f));
+  c.disc({cl.x, p.die.min.y + 0.02f * s}, lw * 2.2f, with_alpha(palette::lit, compute_a));
+  c.text("Compute cores", cl, big, with_alpha(palette::text, compute_a), Align::Center);
+  c.text("thousands of small units multiplying and adding side by side", cl - glm::vec2(0.0f, small * 1.5f), small,
+         with_alpha(palette::text_dim, compute_a), Align::Center);
+
+  float mem_a = phase(t, 4.3f, 0.6f, Ease::Smooth);
+  float top = p.body.max.y + 0.075f * s;
+  for (int side = 0; side < 2; ++side) {
+    const Rect& stack = p.stacks[side * 3 + 2];
+    glm::vec2 anchor{stack.center().x, stack.max.y + 0.012f * s};
+    c.line({anchor.x, top - 0.02f * s}, anchor, lw, with_alpha(palette::memory, mem_a * 0.8f));
+    c.disc(anchor, lw * 2.2f, with_alpha(palette::memory, mem_a));
+    c.text("Memory", {anchor.x, top}, big, with_alpha(palette::text, mem_a), Align::Center);
+  }
+  c.text("holds what the cores work on", {p.body.center().x, top + 0.1f * big}, small,
+         with_alpha(palette::text_dim, mem_a), Align::Center);
+  c.text("GPU 1", {p.body.min.x + 0.05f * s, p.body.min.y + 0.035f * s}, small,
+         with_alpha(palette::text_faint, d.gpu1_detail), Align::Left);
+  c.set_layer(0);
+
+  // Overlay: which GPU this is.
+  float sc = 15.0f * f.ui_scale;
+  float a = phase(t, 1.8f, 0.6f, Ease::Smooth);
+  f.screen.text("GPU 1 of 512", {f.viewport.x - 2.0f * sc, f.viewport.y - 2.4f * sc}, 1.2f * sc,
+                with_alpha(palette::text_dim, a), Align::Right);
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,55 @@
+#pragma once
+// Scenes 1 and 2: the field of 512 GPUs switching on around GPU 1, then the dive into GPU 1.
+#include "app/chapters/chapter.h"
+#include "app/scene/field_layout.h"
+
+namespace onegpu::app {
+
+// How the field looks at the field chapter's time t; shared by the chapters that start from it.
+struct FieldTimeline {
+  static constexpr float kFadeIn = 0.5f;
+  static constexpr float kFirstOn = 0.6f;     // GPU 1 switches on
+  static constexpr float kRingStart = 0.9f;
+  static constexpr float kRippleStart = 1.9f; // the other 511 follow
+  static constexpr float kRippleSpan = 2.2f;  // from the nearest to the farthest cell
+  static constexpr float kSwitchTime = 0.35f;
+  static constexpr float kEnd = kRippleStart + kRippleSpan + kSwitchTime + 0.3f;
+};
+
+class FieldChapter : public Chapter {
+ public:
+  explicit FieldChapter(int cells = 512) : layout_(cells) {}
+  float duration() const override { return FieldTimeline::kEnd; }
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+  const FieldLayout& layout() const { return layout_; }
+
+ private:
+  FieldLayout layout_;
+};
+
+// Draws the field's cells as at the field chapter's time `field_t`; `others_fade` dims every
+// GPU but GPU 1, `gpu1_detail` opens GPU 1's interior (see ChipLook). Returns the cells lit.
+struct FieldDraw {
+  float field_t = 1e9f;
+  float others_fade = 1.0f;
+  float gpu1_detail = 0.0f, gpu1_tiles = 1.0f, gpu1_memory = 1.0f;
+  float ring = 1.0f;  // opacity of GPU 1's ring
+};
+int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
+render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
+
+class GpuChapter : public Chapter {
+ public:
+  GpuChapter() : layout_(512) {}
+  float duration() const override { return 5.6f; }
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+  // The close-up camera at the end of the dive.
+  render::Camera closeup(glm::vec2 viewport) const;
+
+ private:
+  FieldLayout layout_;
+};
+
+}  // namespace onegpu::app

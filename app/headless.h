@@ -1,0 +1,26 @@
+#pragma once
+// Renders one frame of a chapter offscreen (EGL, no window, no X server) and writes a PNG.
+#include <cstdint>
+#include <vector>
+
+#include "app/options.h"
+#include "render/camera.h"
+#include "render/shape_batch.h"
+
+namespace onegpu::app {
+
+struct HeadlessImage {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> rgba;  // rows top to bottom
+  render::Camera camera;           // the scene camera used
+  int scene_x = 0, scene_y = 0;    // scene viewport's top-left in the image
+  render::DrawStats stats;
+  float t = 0.0f;
+};
+
+// Throws render::Error (assets, GL) on failure. Needs no current GL context: makes its own.
+HeadlessImage render_headless(const Options& o, int chapter_index);
+
+int run_headless(const Options& o, int chapter_index);
+
+}  // namespace onegpu::app

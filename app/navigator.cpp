@@ -1,0 +1,67 @@
+#include "app/navigator.h"
+
+#include <algorithm>
+
+namespace onegpu::app {
+
+namespace {
+constexpr double kEscWindow = 1.5;     // second Esc within this many seconds quits
+constexpr double kWheelCooldown = 0.35; // one chapter per wheel flick, not per notch
+constexpr float kScaleStep = 1.15f;
+}  // namespace
+
+Navigator::Navigator(int chapter_count, int start, float base_scale)
+    : count_(std::max(1, chapter_count)),
+      index_(std::clamp(start, 0, std::max(1, chapter_count) - 1)),
+      base_scale_(base_scale),
+      scale_(base_scale) {}
+
+void Navigator::move_to(int index, bool backward, double now) {
+  index = std::clamp(index, 0, count_ - 1);
+  if (index == index_) return;
+  index_ = index;
+  t_ = 0.0f;
+  backward_ = backward;
+  changed_at_ = now;
+}
+
+void Navigator::go_to(int index) {
+  index_ = std::clamp(index, 0, count_ - 1);
+  t_ = 0.0f;
+  backward_ = false;
+}
+
+void Navigator::apply(Action a, double now) {
+  switch (a) {
+    case Action::Next: move_to(index_ + 1, false, now); break;
+    case Action::Previous: move_to(index_ - 1, true, now); break;
+    case Action::First: move_to(0, false, now); break;
+    case Action::Last: move_to(count_ - 1, false, now); break;
+    case Action::Replay: t_ = 0.0f; backward_ = false; break;
+    case Action::ToggleSidebar: sidebar_ = !sidebar_; break;
+    case Action::ScaleUp: scale_ = std::min(scale_ * kScaleStep, 4.0f); break;
+    case Action::ScaleDown: scale_ = std::max(scale_ / kScaleStep, 0.5f); break;
+    case Action::ScaleReset: scale_ = base_scale_; break;
+    case Action::ToggleFullscreen: fullscreen_ = !fullscreen_; break;
+    case Action::Escape:
+      if (now - esc_at_ <= kEscWindow) quit_ = true;
+      esc_at_ = now;
+      break;
+    case Action::Quit: quit_ = true; break;
+    case Action::WheelForward:
+    case Action::WheelBack:
+      if (now - wheel_at_ < kWheelCooldown) break;
+      wheel_at_ = now;
+      apply(a == Action::WheelForward ? Action::Next : Action::Previous, now);
+      break;
+  }
+}
+
+void Navigator::advance(float dt) { t_ += std::max(0.0f, dt); }
+
+std::string Navigator::toast(double now) const {
+  if (!quit_ && now - esc_at_ <= kEscWindow) return "Press Esc again to quit";
+  return {};
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,106 @@
+#include "app/options.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace onegpu::app {
+
+namespace {
+
+int parse_int(const std::string& s, const std::string& what) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) throw OptionsError(what + " must be a whole number, not '" + s + "'");
+  return v;
+}
+
+float parse_float(const std::string& s, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    float v = std::stof(s, &used);
+    if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    throw OptionsError(what + " must be a number, not '" + s + "'");
+  }
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  auto value = [&](std::size_t& i, const std::string& flag) -> const std::string& {
+    if (i + 1 >= args.size()) throw OptionsError(flag + " needs a value (see --help)");
+    return args[++i];
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") o.help = true;
+    else if (a == "--version") o.version = true;
+    else if (a == "--list-chapters") o.list_chapters = true;
+    else if (a == "--headless") o.headless = true;
+    else if (a == "--chapter") o.chapter = value(i, a);
+    else if (a == "--out") o.out = value(i, a);
+    else if (a == "--no-ui") o.no_ui = true;
+    else if (a == "--fullscreen") o.fullscreen = true;
+    else if (a == "--shaders") o.shader_dir = value(i, a);
+    else if (a == "--font") o.font = value(i, a);
+    else if (a == "--screenshot") o.screenshot = value(i, a);
+    else if (a == "--frames") {
+      o.frames = parse_int(value(i, a), "--frames");
+      if (o.frames < 1) throw OptionsError("--frames must be at least 1");
+    } else if (a == "--ui-scale") {
+      o.ui_scale = parse_float(value(i, a), "--ui-scale");
+      if (o.ui_scale < 0.5f || o.ui_scale > 4.0f) throw OptionsError("--ui-scale must be between 0.5 and 4");
+    } else if (a == "--size") {
+      const std::string& s = value(i, a);
+      auto x = s.find('x');
+      if (x == std::string::npos) throw OptionsError("--size must look like 1280x720, not '" + s + "'");
+      o.width = parse_int(s.substr(0, x), "--size width");
+      o.height = parse_int(s.substr(x + 1), "--size height");
+      if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192)
+        throw OptionsError("--size must be between 64x64 and 8192x8192, not '" + s + "'");
+      o.size_given = true;
+    } else if (a == "--at") {
+      const std::string& s = value(i, a);
+      if (s == "end") o.at.reset();
+      else {
+        o.at = parse_float(s, "--at");
+        if (*o.at < 0) throw OptionsError("--at must be 0 or more seconds, or 'end'");
+      }
+    } else {
+      throw OptionsError("unknown option '" + a + "' (see onegpu --help)");
+    }
+  }
+  if (o.headless && o.out.empty()) throw OptionsError("--headless needs --out FILE.png");
+  if (!o.headless && !o.out.empty()) throw OptionsError("--out is for --headless renders; in the window use --screenshot");
+  return o;
+}
+
+std::string usage() {
+  return R"(onegpu — watch a tiny mixture-of-experts model train, split across GPUs
+
+Usage:
+  onegpu [--chapter ID] [--fullscreen] [--ui-scale X]     open the story window
+  onegpu --list-chapters                                  list chapter ids in story order
+  onegpu --headless --chapter ID --out FILE.png [--size WxH] [--at SECONDS|end] [--no-ui]
+                                                          render one frame without a window
+  onegpu <command> ...                                    trainer commands (see below)
+
+Options:
+  --chapter ID        open this chapter (default: the first)
+  --size WxH          headless image size (default 1600x900)
+  --at SECONDS|end    headless: time into the chapter's animation (default: end)
+  --no-ui             headless: the scene alone, without panels
+  --ui-scale X        panel and text scale, 0.5–4 (default: the monitor's)
+  --fullscreen        start fullscreen (F11 toggles)
+  --frames N          window: quit after N frames; --screenshot FILE saves the last one
+  --shaders DIR       read shaders from DIR; --font FILE use this font for scene text
+  --version, --help
+
+Keys: Right/Space next · Left previous · Home/End first/last · R replay · Tab chapter list
+      Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen · Esc twice or Ctrl+Q quit
+)";
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,37 @@
+#pragma once
+// The command line of the story app (sub-commands such as `train` are parsed elsewhere).
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace onegpu::app {
+
+struct OptionsError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  bool help = false;
+  bool version = false;
+  bool list_chapters = false;
+  bool headless = false;
+  std::string chapter;        // id; empty means the first chapter
+  std::string out;            // headless PNG
+  int width = 1600, height = 900;
+  bool size_given = false;
+  std::optional<float> at;    // seconds into the chapter; empty means its end
+  bool no_ui = false;         // headless: the scene alone, without panels
+  bool fullscreen = false;
+  float ui_scale = 0.0f;      // 0: from the monitor's content scale
+  int frames = 0;             // window: quit after this many frames (smoke tests)
+  std::string screenshot;     // window: PNG of the last frame before quitting
+  std::string shader_dir;     // override where shaders are read from
+  std::string font;           // override the font file
+};
+
+// Throws OptionsError with a one-line message on bad input.
+Options parse_options(const std::vector<std::string>& args);
+std::string usage();
+
+}  // namespace onegpu::app

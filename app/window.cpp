@@ -1,0 +1,163 @@
+#include "app/window.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "render/gl.h"  // before GLFW, which must not pull in the system GL header
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include "app/app.h"
+#include "app/assets.h"
+#include "render/error.h"
+#include "render/framebuffer.h"
+#include "render/headless_context.h"
+
+namespace onegpu::app {
+
+namespace {
+
+const char* kNoDisplay =
+    "onegpu: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+    "  To render a chapter without a window:  onegpu --headless --chapter field --out field.png\n"
+    "  To use a virtual display:              xvfb-run -a onegpu\n";
+
+struct Glfw {
+  bool ok = glfwInit() == GLFW_TRUE;
+  ~Glfw() { if (ok) glfwTerminate(); }
+};
+
+// Maps this frame's key presses to story actions.
+void handle_keys(Navigator& nav, double now) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  auto pressed = [](int key) { return ImGui::IsKeyPressed(key, false); };
+  if (io.KeyCtrl) {
+    if (pressed(GLFW_KEY_Q)) nav.apply(Action::Quit, now);
+    if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) nav.apply(Action::ScaleUp, now);
+    if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) nav.apply(Action::ScaleDown, now);
+    if (pressed(GLFW_KEY_0) || pressed(GLFW_KEY_KP_0)) nav.apply(Action::ScaleReset, now);
+    return;
+  }
+  if (pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_PAGE_DOWN)) nav.apply(Action::Next, now);
+  if (pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_PAGE_UP)) nav.apply(Action::Previous, now);
+  if (pressed(GLFW_KEY_HOME)) nav.apply(Action::First, now);
+  if (pressed(GLFW_KEY_END)) nav.apply(Action::Last, now);
+  if (pressed(GLFW_KEY_R)) nav.apply(Action::Replay, now);
+  if (pressed(GLFW_KEY_TAB)) nav.apply(Action::ToggleSidebar, now);
+  if (pressed(GLFW_KEY_F11)) nav.apply(Action::ToggleFullscreen, now);
+  if (pressed(GLFW_KEY_ESCAPE)) nav.apply(Action::Escape, now);
+  // The wheel over the scene turns chapters; over a panel it scrolls the panel.
+  if (!io.WantCaptureMouse && io.MouseWheel != 0.0f)
+    nav.apply(io.MouseWheel < 0 ? Action::WheelForward : Action::WheelBack, now);
+}
+
+void set_fullscreen(GLFWwindow* w, bool on, int saved[4]) {
+  GLFWmonitor* mon = glfwGetPrimaryMonitor();
+  if (on && mon) {
+    glfwGetWindowPos(w, &saved[0], &saved[1]);
+    glfwGetWindowSize(w, &saved[2], &saved[3]);
+    const GLFWvidmode* mode = glfwGetVideoMode(mon);
+    glfwSetWindowMonitor(w, mon, 0, 0, mode->width, mode->height, mode->refreshRate);
+  } else {
+    glfwSetWindowMonitor(w, nullptr, saved[0], saved[1], saved[2], saved[3], 0);
+  }
+}
+
+}  // namespace
+
+int run_window(const Options& o, int chapter_index) {
+  const char* d = std::getenv("DISPLAY");
+  const char* wl = std::getenv("WAYLAND_DISPLAY");
+  if ((!d || !*d) && (!wl || !*wl)) {
+    std::fputs(kNoDisplay, stderr);
+    return 2;
+  }
+  Assets assets = find_assets(o);  // fail before opening anything
+  Glfw glfw;
+  if (!glfw.ok) {
+    std::fputs(kNoDisplay, stderr);
+    return 2;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);  // HiDPI: the window grows with the monitor's scale
+  float content_scale = 1.0f;
+  if (GLFWmonitor* mon = glfwGetPrimaryMonitor()) {
+    float sx = 1, sy = 1;
+    glfwGetMonitorContentScale(mon, &sx, &sy);
+    content_scale = std::max(1.0f, sx);
+  }
+  int w = o.size_given ? o.width : 1600, h = o.size_given ? o.height : 900;
+  GLFWwindow* win = glfwCreateWindow(w, h, "onegpu", nullptr, nullptr);
+  if (!win) {
+    std::fputs("onegpu: cannot open an OpenGL 3.3 core window on this display\n", stderr);
+    return 2;
+  }
+  glfwMakeContextCurrent(win);
+  glfwSwapInterval(1);
+  if (!gladLoadGL(glfwGetProcAddress)) {
+    std::fputs("onegpu: cannot load OpenGL functions\n", stderr);
+    glfwDestroyWindow(win);
+    return 2;
+  }
+
+  ImGui::CreateContext();
+  ImGui_ImplGlfw_InitForOpenGL(win, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  int rc = 0;
+  try {
+    App app(assets, true, false, o.ui_scale > 0 ? o.ui_scale : content_scale, chapter_index);
+    app.set_gl_description(render::gl_description());
+    int saved[4] = {100, 100, w, h};
+    bool fullscreen = false;
+    if (o.fullscreen) app.nav().apply(Action::ToggleFullscreen, 0.0);
+    auto t0 = std::chrono::steady_clock::now();
+    double last = 0.0;
+    float smoothed_ms = 16.7f;
+    for (int frame = 0; !glfwWindowShouldClose(win) && !app.nav().quit(); ++frame) {
+      glfwPollEvents();
+      double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      float dt = static_cast<float>(now - last);
+      last = now;
+      if (app.nav().fullscreen() != fullscreen) {
+        fullscreen = app.nav().fullscreen();
+        set_fullscreen(win, fullscreen, saved);
+      }
+      int fw, fh;
+      glfwGetFramebufferSize(win, &fw, &fh);
+      if (fw <= 0 || fh <= 0) continue;  // minimised
+      ImGui_ImplGlfw_NewFrame();
+      auto f0 = std::chrono::steady_clock::now();
+      app.frame(fw, fh, frame == 0 ? 0.0f : dt, now);
+      handle_keys(app.nav(), now);
+      bool last_frame = o.frames > 0 && frame + 1 >= o.frames;
+      if (last_frame && !o.screenshot.empty()) {
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+        glReadBuffer(GL_BACK);
+        render::write_png(o.screenshot, fw, fh, render::read_pixels(fw, fh));
+      }
+      glfwSwapBuffers(win);
+      float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - f0).count();
+      smoothed_ms = smoothed_ms * 0.9f + ms * 0.1f;
+      app.set_frame_ms(smoothed_ms);
+      if (last_frame) break;
+    }
+  } catch (const render::Error& e) {
+    std::fprintf(stderr, "onegpu: %s\n", e.what());
+    rc = 2;
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(win);
+  return rc;
+}
+
+}  // namespace onegpu::app

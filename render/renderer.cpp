@@ -1,0 +1,38 @@
+#include "render/renderer.h"
+
+#include "render/gl.h"
+
+namespace onegpu::render {
+
+Renderer::Renderer(const AssetPaths& assets)
+    : shape_shader_(assets.shader_dir / "shape.vert", assets.shader_dir / "shape.frag"),
+      text_shader_(assets.shader_dir / "text.vert", assets.shader_dir / "text.frag"),
+      font_(std::make_unique<SdfFont>(assets.font)),
+      world_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())),
+      screen_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())) {}
+
+void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
+  vx_ = x; vy_ = y; vw_ = w > 0 ? w : 1; vh_ = h > 0 ? h : 1;
+  stats_ = {};
+  glViewport(vx_, vy_, vw_, vh_);
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(vx_, vy_, vw_, vh_);
+  glClearColor(clear.r, clear.g, clear.b, clear.a);
+  glClear(GL_COLOR_BUFFER_BIT);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_CULL_FACE);
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA);  // shaders output premultiplied alpha
+}
+
+void Renderer::end(const Camera& cam) {
+  world_->flush(cam, stats_);
+  Camera px;
+  px.viewport = {static_cast<float>(vw_), static_cast<float>(vh_)};
+  px.height = px.viewport.y;
+  px.center = px.viewport * 0.5f;
+  screen_->flush(px, stats_);
+  glDisable(GL_SCISSOR_TEST);
+}
+
+}  // namespace onegpu::render

@@ -1,0 +1,31 @@
+#pragma once
+// GLSL programs loaded from files in the shader folder, so they can be edited without a rebuild.
+#include <filesystem>
+#include <string>
+
+#include <glm/mat4x4.hpp>
+
+namespace onegpu::render {
+
+class Shader {
+ public:
+  Shader() = default;
+  // Throws render::Error naming the file when it is missing or does not compile.
+  Shader(const std::filesystem::path& vert, const std::filesystem::path& frag);
+  ~Shader();
+  Shader(Shader&& o) noexcept : program_(o.program_) { o.program_ = 0; }
+  Shader& operator=(Shader&& o) noexcept;
+  Shader(const Shader&) = delete;
+  Shader& operator=(const Shader&) = delete;
+
+  void use() const;
+  int uniform(const char* name) const;
+  unsigned id() const { return program_; }
+
+ private:
+  unsigned program_ = 0;
+};
+
+std::string read_text_file(const std::filesystem::path& p, const char* what);
+
+}  // namespace onegpu::render

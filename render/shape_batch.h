@@ -1,0 +1,52 @@
+#pragma once
+// Instanced shapes drawn from signed distance functions: rounded boxes (filled, outlined or
+// hatched), glows, rings, discs and arcs, and line segments with round caps. All instances of
+// a batch go to the GPU in one draw call, however many there are.
+#include <cstddef>
+#include <vector>
+
+#include <glm/vec2.hpp>
+#include <glm/vec4.hpp>
+
+#include "render/camera.h"
+#include "render/shader.h"
+
+namespace onegpu::render {
+
+struct ShapeInstance {
+  glm::vec4 geom;    // box/glow/ring: centre.xy, half-size.xy; segment: p0.xy, p1.xy
+  glm::vec4 fill;    // straight alpha
+  glm::vec4 stroke;  // outline colour (drawn inside the edge)
+  glm::vec4 params;  // x: corner radius (ring: inner radius), y: outline width, z: kind, w: glow width
+  glm::vec4 extra;   // ring: start angle, sweep; segment: half width; box: hatch spacing, hatch width
+  glm::vec4 hatch;   // hatch line colour
+};
+
+enum class ShapeKind { Box = 0, Ring = 1, Segment = 2, Glow = 3 };
+
+struct DrawStats {
+  int draw_calls = 0;
+  std::size_t instances = 0;
+};
+
+class ShapeBatch {
+ public:
+  explicit ShapeBatch(const Shader* shader);
+  ~ShapeBatch();
+  ShapeBatch(const ShapeBatch&) = delete;
+  ShapeBatch& operator=(const ShapeBatch&) = delete;
+
+  void add(const ShapeInstance& s) { items_.push_back(s); }
+  std::size_t size() const { return items_.size(); }
+  void clear() { items_.clear(); }
+  // Uploads and draws everything added since the last clear, in one instanced call.
+  void flush(const Camera& cam, DrawStats& stats);
+
+ private:
+  const Shader* shader_;
+  unsigned vao_ = 0, corners_ = 0, instances_ = 0;
+  std::size_t capacity_ = 0;
+  std::vector<ShapeInstance> items_;
+};
+
+}  // namespace onegpu::render

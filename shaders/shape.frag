@@ -1,0 +1,74 @@
+#version 330 core
+// Shapes as signed distances (negative inside), anti-aliased over one pixel.
+// Output is premultiplied alpha.
+in vec2 v_local;
+in vec2 v_world;
+flat in vec2 v_half;
+flat in vec4 v_fill;
+flat in vec4 v_stroke;
+flat in vec4 v_params;
+flat in vec4 v_extra;
+flat in vec4 v_hatch;
+
+uniform float u_wpp;
+out vec4 o_color;
+
+const float PI = 3.14159265;
+
+float sd_round_box(vec2 p, vec2 b, float r) {
+  r = min(r, min(b.x, b.y));
+  vec2 q = abs(p) - b + r;
+  return length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - r;
+}
+
+vec4 premul(vec4 c) { return vec4(c.rgb * c.a, c.a); }
+
+float cover(float d) { return clamp(0.5 - d / u_wpp, 0.0, 1.0); }
+
+void main() {
+  int kind = int(v_params.z + 0.5);
+  float d;
+  if (kind == 1) {
+    float r = length(v_local);
+    d = max(r - v_half.x, v_params.x - r);
+    float sweep = v_extra.y;
+    if (sweep < 2.0 * PI - 1e-4) {
+      // Angle measured from the start, counter-clockwise; outside the sweep the distance
+      // grows with the arc length to the nearer end, so arc ends are anti-aliased too.
+      float a = mod(atan(v_local.y, v_local.x) - v_extra.x, 2.0 * PI);
+      if (a > sweep) {
+        float past = min(a - sweep, 2.0 * PI - a);
+        d = max(d, past * r);
+      }
+    }
+  } else if (kind == 2) {
+    vec2 p = v_local;
+    d = length(vec2(max(abs(p.x) - v_half.x, 0.0), p.y)) - v_half.y;
+  } else {
+    d = sd_round_box(v_local, v_half, v_params.x);
+  }
+
+  if (kind == 3) {
+    // Glow: full inside, fading outward over the glow width.
+    float w = max(v_params.w, u_wpp);
+    float g = d <= 0.0 ? 1.0 : exp(-3.0 * (d / w) * (d / w));
+    o_color = premul(v_fill) * g;
+    return;
+  }
+
+  vec4 fill = v_fill;
+  if (kind == 0 && v_extra.x > 0.0) {
+    // Diagonal hatching in world space, so it stays put as the camera moves.
+    float u = (v_world.x + v_world.y) / v_extra.x;
+    float dist = abs(fract(u) - 0.5) * v_extra.x * 0.7071;
+    float line = clamp(0.5 - (dist - v_extra.y * 0.5) / u_wpp, 0.0, 1.0);
+    fill = mix(fill, v_hatch, line * v_hatch.a);
+  }
+  vec4 c = premul(fill);
+  float sw = v_params.y;
+  if (sw > 0.0) {
+    float s = clamp(0.5 + (d + sw) / u_wpp, 0.0, 1.0);
+    c = mix(c, premul(v_stroke), s);
+  }
+  o_color = c * cover(d);
+}
