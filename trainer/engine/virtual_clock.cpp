@@ -1,0 +1,206 @@
+#include "trainer/engine/virtual_clock.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "trainer/error.h"
+
+namespace onegpu::trainer {
+
+CostModel CostModel::for_link(std::string_view name) {
+  CostModel m;
+  if (name == "nvlink") {
+    m.intra_node = links::kNVLink;
+  } else if (name == "ib") {
+    m.intra_node = links::kInfiniBand;
+  } else if (name == "pcie") {
+    m.intra_node = links::kPCIe;
+  } else {
+    throw Error("unknown link '" + std::string(name) + "' (expected nvlink, ib or pcie)");
+  }
+  m.inter_node = links::kInfiniBand;
+  return m;
+}
+
+CostModel CostModel::unit() {
+  CostModel m;
+  m.free_comm = true;
+  m.compute = ComputeCost::Unit;
+  return m;
+}
+
+const Link& CostModel::link(int a, int b) const {
+  const int n = std::max(ranks_per_node, 1);
+  return a / n == b / n ? intra_node : inter_node;
+}
+
+double CostModel::compute_cost(const Plan& plan, const Op& op, double measured_s) const {
+  if (compute == ComputeCost::Measured) return measured_s * measured_scale;
+  double per_stage = 0;
+  switch (op.kind) {
+    case OpKind::Forward: per_stage = forward; break;
+    case OpKind::Backward: per_stage = backward; break;
+    case OpKind::BackwardInput: per_stage = backward_input; break;
+    case OpKind::BackwardWeight: per_stage = backward_weight; break;
+    case OpKind::Update: return update;
+    default: return 0;
+  }
+  // A stage's unit covers all its layers; an op covers a share of them. With experts split
+  // (ep > 1) a layer's work is attention+router half, experts half, combine ~nothing.
+  const auto& cfg = plan.config;
+  const double layers_per_stage = static_cast<double>(cfg.layers) / cfg.pp;
+  double share = (op.layer_end - op.layer_begin) / layers_per_stage;
+  if (op.part == Part::Attention || op.part == Part::Experts) share *= 0.5;
+  if (op.part == Part::Combine) share = 0;
+  return per_stage * share;
+}
+
+double CostModel::p2p_cost(int from, int to, std::int64_t bytes) const {
+  if (free_comm) return 0;
+  const Link& l = link(from, to);
+  return l.latency_s + static_cast<double>(bytes) / l.bandwidth_bytes_per_s;
+}
+
+double CostModel::collective_cost(const Collective& c) const {
+  if (free_comm || c.ranks.size() < 2) return 0;
+  // The slowest link among members decides (any pair across machines means InfiniBand).
+  const int n = static_cast<int>(c.ranks.size());
+  const Link* l = &link(c.ranks.front(), c.ranks.front());
+  for (int r : c.ranks) {
+    const Link& x = link(c.ranks.front(), r);
+    if (x.bandwidth_bytes_per_s < l->bandwidth_bytes_per_s) l = &x;
+  }
+  const double B = static_cast<double>(c.bytes), bw = l->bandwidth_bytes_per_s;
+  const double frac = static_cast<double>(n - 1) / n;
+  switch (c.kind) {
+    case OpKind::AllReduce:  // ring: reduce-scatter then all-gather
+      return 2 * (n - 1) * l->latency_s + 2 * frac * B / bw;
+    case OpKind::AllToAll:  // each member keeps 1/n of its buffer and sends the rest
+      return (n - 1) * l->latency_s + frac * B / bw;
+    case OpKind::Broadcast:  // pipelined tree
+      return std::ceil(std::log2(n)) * l->latency_s + B / bw;
+    default: return l->latency_s + B / bw;
+  }
+}
+
+VirtualClock::VirtualClock(const Plan& plan, CostModel model)
+    : plan_(plan),
+      model_(model),
+      rank_free_(static_cast<std::size_t>(plan.world()), 0.0),
+      send_free_(static_cast<std::size_t>(plan.world()), 0.0) {
+  tl_.ops.assign(plan.ops.size(), OpTime{});
+}
+
+void VirtualClock::complete(const Task& task, double measured_s) {
+  if (task.collective) {
+    const Collective& c = plan_.collectives[task.index];
+    double begin = 0;
+    for (int r : c.ranks) begin = std::max(begin, rank_free_[static_cast<std::size_t>(r)]);
+    const double end = begin + model_.collective_cost(c);
+    for (std::size_t i = 0; i < c.ops.size(); ++i) {
+      auto& t = tl_.ops[c.ops[i]];
+      const auto r = static_cast<std::size_t>(c.ranks[i]);
+      t.ready = rank_free_[r];
+      t.begin = begin;
+      t.end = end;
+      t.measured_s = measured_s;
+      rank_free_[r] = end;
+    }
+    tl_.end = std::max(tl_.end, end);
+    return;
+  }
+  const Op& op = plan_.ops[task.index];
+  const auto r = static_cast<std::size_t>(op.rank);
+  auto& t = tl_.ops[op.id];
+  t.ready = rank_free_[r];
+  t.measured_s = measured_s;
+  if (op.kind == OpKind::Send) {
+    t.begin = std::max(t.ready, send_free_[r]);
+    t.end = t.begin + model_.p2p_cost(op.rank, op.peer, op.bytes);
+    send_free_[r] = t.end;
+  } else if (op.kind == OpKind::Recv) {
+    const OpTime& s = tl_.ops[static_cast<std::size_t>(op.match)];
+    t.begin = std::max(t.ready, s.begin);
+    t.end = std::max(t.ready, s.end);
+    rank_free_[r] = t.end;
+  } else {
+    t.begin = t.ready;
+    t.end = t.begin + model_.compute_cost(plan_, op, measured_s);
+    rank_free_[r] = t.end;
+  }
+  tl_.end = std::max(tl_.end, t.end);
+}
+
+Timeline simulate(const Plan& plan, const CostModel& model) {
+  DependencyTracker tracker(plan);
+  VirtualClock clock(plan, model);
+  std::vector<Task> ready, next;
+  tracker.start(ready);
+  while (!ready.empty()) {
+    next.clear();
+    for (const Task& t : ready) {
+      clock.complete(t);
+      tracker.complete(t, next);
+    }
+    std::swap(ready, next);
+  }
+  if (!tracker.finished())
+    throw Error("plan deadlocks after " + std::to_string(tracker.ops_done()) + " of " +
+                std::to_string(plan.ops.size()) + " ops: " + tracker.describe_stuck());
+  return clock.timeline();
+}
+
+Summary summarize(const Plan& plan, const Timeline& tl) {
+  Summary s;
+  const int world = plan.world();
+  auto is_pass = [](const Op& o) {
+    return o.kind == OpKind::Forward || o.kind == OpKind::Backward ||
+           o.kind == OpKind::BackwardInput || o.kind == OpKind::BackwardWeight;
+  };
+  std::vector<double> busy(static_cast<std::size_t>(world), 0.0);
+  for (const Op& o : plan.ops) {
+    const OpTime& t = tl.ops[o.id];
+    s.step_time = std::max(s.step_time, t.end);
+    if (is_pass(o)) {
+      s.pipeline_end = std::max(s.pipeline_end, t.end);
+      busy[static_cast<std::size_t>(o.rank)] += t.end - t.begin;
+    }
+  }
+  const bool split = plan.config.schedule == Schedule::ZeroBubbleH1;
+  s.rank_idle.resize(static_cast<std::size_t>(world));
+  s.peak_live.assign(static_cast<std::size_t>(world), 0);
+  s.peak_live_microbatches.resize(static_cast<std::size_t>(world));
+  s.stage_idle.assign(static_cast<std::size_t>(plan.config.pp), 0.0);
+  for (int r = 0; r < world; ++r) {
+    const auto ri = static_cast<std::size_t>(r);
+    s.rank_idle[ri] = s.pipeline_end > 0 ? 1.0 - busy[ri] / s.pipeline_end : 0.0;
+    s.mean_idle += s.rank_idle[ri] / world;
+    s.stage_idle[static_cast<std::size_t>(plan.layout.coord(r).stage)] +=
+        s.rank_idle[ri] / plan.config.dp;
+    // Activations of (chunk, microbatch) are held from its first forward op to its last
+    // backward op (W when backward is split).
+    std::set<std::pair<int, int>> live;
+    int peak = 0;
+    for (std::uint32_t id : plan.programs[ri]) {
+      const Op& o = plan.ops[id];
+      const bool chunk_start = o.layer_begin == plan.layout.first_layer(o.chunk);
+      if (o.kind == OpKind::Forward && (o.part == Part::Chunk || o.part == Part::Attention) &&
+          chunk_start) {
+        live.insert({o.chunk, o.microbatch});
+        peak = std::max(peak, static_cast<int>(live.size()));
+      }
+      const bool last_backward =
+          split ? o.kind == OpKind::BackwardWeight
+                : (o.kind == OpKind::Backward &&
+                   (o.part == Part::Chunk || (o.part == Part::Attention && chunk_start)));
+      if (last_backward) live.erase({o.chunk, o.microbatch});
+    }
+    s.peak_live[ri] = peak;
+    s.peak_live_microbatches[ri] = static_cast<double>(peak) / plan.config.vstages;
+  }
+  return s;
+}
+
+}  // namespace onegpu::trainer
