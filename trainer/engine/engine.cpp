@@ -1,0 +1,315 @@
+#include "trainer/engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "trainer/error.h"
+
+namespace onegpu::trainer {
+
+namespace {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+EventKind event_kind(OpKind k) {
+  switch (k) {
+    case OpKind::Forward: return EventKind::Forward;
+    case OpKind::Backward:
+    case OpKind::BackwardInput: return EventKind::Backward;
+    case OpKind::BackwardWeight: return EventKind::WeightGradient;
+    case OpKind::Send: return EventKind::Send;
+    case OpKind::Recv: return EventKind::Recv;
+    case OpKind::AllToAll: return EventKind::AllToAll;
+    case OpKind::AllReduce: return EventKind::AllReduce;
+    case OpKind::Broadcast: return EventKind::Broadcast;
+    case OpKind::Update: return EventKind::Update;
+  }
+  return EventKind::Probe;
+}
+}  // namespace
+
+Engine::Engine(const Plan& plan, OpRunner& runner, EngineOptions options)
+    : plan_(plan), runner_(runner), options_(options) {
+  int n = options_.workers;
+  if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options_.events && options_.events->producers() < static_cast<std::size_t>(n))
+    throw Error("event stream has " + std::to_string(options_.events->producers()) +
+                " lanes for " + std::to_string(n) + " workers");
+  tracker_ = std::make_unique<DependencyTracker>(plan_);
+  clock_ = std::make_unique<VirtualClock>(plan_, options_.cost);
+  tracker_->start(scratch_);  // an idle engine at the start of step options.step, all held
+  held_ = scratch_;
+  scratch_.clear();
+  step_ = options_.step;
+  epoch_ns_ = now_ns();
+  threads_.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void Engine::begin(int step) {
+  std::unique_lock lk(mu_);
+  idle_cv_.wait(lk, [&] { return running_ == 0 && queue_.empty(); });
+  tracker_ = std::make_unique<DependencyTracker>(plan_);
+  clock_ = std::make_unique<VirtualClock>(plan_, options_.cost);
+  queue_.clear();
+  held_.clear();
+  scratch_.clear();
+  release_all_ = false;
+  mb_released_ = 0;
+  budget_ = 0;
+  error_ = nullptr;
+  step_ = step;
+  epoch_ns_ = now_ns();
+  tracker_->start(scratch_);
+  held_ = scratch_;
+  scratch_.clear();
+}
+
+const Timeline& Engine::run() {
+  begin(step_);
+  release_all();
+  if (wait() != EngineState::Finished)
+    throw Error("internal: engine paused while free-running");
+  ++step_;
+  return timeline();
+}
+
+int Engine::task_microbatch(const Task& t) const {
+  const std::uint32_t id = t.collective ? plan_.collectives[t.index].ops.front() : t.index;
+  return plan_.ops[id].microbatch;
+}
+
+OpKind Engine::task_kind(const Task& t) const {
+  return t.collective ? plan_.collectives[t.index].kind : plan_.ops[t.index].kind;
+}
+
+double Engine::task_priority(const Task& t) const {
+  const std::uint32_t id = t.collective ? plan_.collectives[t.index].ops.front() : t.index;
+  return priority_.empty() ? static_cast<double>(id) : priority_[id];
+}
+
+void Engine::ensure_priority() {
+  if (!priority_.empty()) return;
+  try {
+    const Timeline tl = simulate(plan_, CostModel::unit());
+    priority_.resize(plan_.ops.size());
+    for (std::size_t i = 0; i < priority_.size(); ++i) priority_[i] = tl.ops[i].begin;
+  } catch (const Error&) {
+    // A plan that cannot finish: order by op id; wait() reports the deadlock.
+  }
+}
+
+bool Engine::passes_gate(const Task& t) const {
+  if (release_all_) return true;
+  const int mb = task_microbatch(t);
+  if (mb >= 0) return mb < mb_released_;
+  // Whole-step ops: the initial broadcast goes with the first microbatch, gradient
+  // all-reduce and update with the last.
+  if (task_kind(t) == OpKind::Broadcast) return mb_released_ > 0;
+  return mb_released_ >= plan_.config.microbatches;
+}
+
+void Engine::enqueue_ready(std::vector<Task>& ready) {
+  for (const Task& t : ready) {
+    if (passes_gate(t)) {
+      queue_.push_back(t);
+    } else if (budget_ > 0) {  // released ops not yet spent go to whatever is ready next
+      --budget_;
+      queue_.push_back(t);
+    } else {
+      held_.push_back(t);
+    }
+  }
+  ready.clear();
+}
+
+void Engine::release_held() {
+  if (held_.empty()) return;
+  if (budget_ > 0) {
+    ensure_priority();
+    std::sort(held_.begin(), held_.end(), [&](const Task& a, const Task& b) {
+      const double pa = task_priority(a), pb = task_priority(b);
+      return pa != pb ? pa < pb : (a.collective != b.collective ? b.collective : a.index < b.index);
+    });
+  }
+  std::vector<Task> still;
+  for (const Task& t : held_) {
+    if (passes_gate(t)) {
+      queue_.push_back(t);
+    } else if (budget_ > 0) {
+      --budget_;
+      queue_.push_back(t);
+    } else {
+      still.push_back(t);
+    }
+  }
+  held_.swap(still);
+}
+
+void Engine::release_ops(int n) {
+  {
+    std::lock_guard lk(mu_);
+    budget_ += n;
+    release_held();
+  }
+  work_cv_.notify_all();
+}
+
+void Engine::release_microbatches(int count) {
+  {
+    std::lock_guard lk(mu_);
+    mb_released_ = std::max(mb_released_, count);
+    release_held();
+  }
+  work_cv_.notify_all();
+}
+
+void Engine::release_all() {
+  {
+    std::lock_guard lk(mu_);
+    release_all_ = true;
+    release_held();
+  }
+  work_cv_.notify_all();
+}
+
+EngineState Engine::wait() {
+  std::unique_lock lk(mu_);
+  idle_cv_.wait(lk, [&] { return running_ == 0 && (queue_.empty() || error_); });
+  if (error_) {
+    auto e = error_;
+    error_ = nullptr;
+    queue_.clear();
+    std::rethrow_exception(e);
+  }
+  if (tracker_->finished()) return EngineState::Finished;
+  // Ops that become ready while released work runs are held against the budget; spend it.
+  if (!held_.empty()) return EngineState::Paused;
+  throw Error("plan deadlocks after " + std::to_string(tracker_->ops_done()) + " of " +
+              std::to_string(plan_.ops.size()) + " ops: " + tracker_->describe_stuck());
+}
+
+bool Engine::finished() const {
+  std::lock_guard lk(mu_);
+  return tracker_->finished();
+}
+
+std::size_t Engine::ops_done() const {
+  std::lock_guard lk(mu_);
+  return tracker_->ops_done();
+}
+
+void Engine::make_events(const Task& t, double measured_s, std::vector<Event>& out) const {
+  const Timeline& tl = clock_->timeline();
+  auto one = [&](std::uint32_t id) {
+    const Op& op = plan_.ops[id];
+    const OpTime& ot = tl.ops[id];
+    Event e;
+    e.rank = op.rank;
+    e.kind = event_kind(op.kind);
+    e.detail = static_cast<std::uint8_t>(op.kind == OpKind::AllToAll ? static_cast<int>(op.phase)
+                                         : op.group != Group::None  ? static_cast<int>(op.group)
+                                                                    : static_cast<int>(op.part));
+    e.layer = static_cast<std::int16_t>(op.layer_begin);
+    e.step = step_;
+    e.microbatch = op.microbatch;
+    e.chunk = static_cast<std::int16_t>(op.chunk);
+    e.peer = static_cast<std::int16_t>(op.peer);
+    e.id = op.id;
+    e.virtual_begin = ot.begin;
+    e.virtual_end = ot.end;
+    e.wall_begin_ns = ot.wall_begin_ns;
+    e.wall_end_ns = ot.wall_end_ns;
+    e.bytes = op.bytes;
+    e.value = measured_s;
+    out.push_back(e);
+  };
+  if (t.collective) {
+    for (std::uint32_t id : plan_.collectives[t.index].ops) one(id);
+  } else {
+    one(t.index);
+  }
+}
+
+void Engine::worker_main(int index) {
+  std::vector<Task> ready;
+  std::vector<Event> events;
+  std::unique_lock lk(mu_);
+  for (;;) {
+    work_cv_.wait(lk, [&] { return stop_ || (!queue_.empty() && !error_); });
+    if (stop_) return;
+    const Task t = queue_.front();
+    queue_.pop_front();
+    ++running_;
+    const int step = step_;
+    lk.unlock();
+
+    const OpContext ctx{plan_, index, step};
+    const std::int64_t w0 = now_ns();
+    std::exception_ptr failed;
+    try {
+      if (t.collective) {
+        runner_.run_collective(plan_.collectives[t.index], ctx);
+      } else {
+        runner_.run(plan_.ops[t.index], ctx);
+      }
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    const std::int64_t w1 = now_ns();
+    const double measured = static_cast<double>(w1 - w0) * 1e-9;
+
+    lk.lock();
+    if (failed) {
+      --running_;
+      if (!error_) error_ = failed;
+      idle_cv_.notify_all();
+      continue;
+    }
+    clock_->complete(t, measured);
+    auto stamp = [&](std::uint32_t id) {
+      OpTime& ot = clock_->timeline().ops[id];
+      ot.wall_begin_ns = w0 - epoch_ns_;
+      ot.wall_end_ns = w1 - epoch_ns_;
+    };
+    if (t.collective) {
+      for (std::uint32_t id : plan_.collectives[t.index].ops) stamp(id);
+    } else {
+      stamp(t.index);
+    }
+    if (options_.events) make_events(t, measured, events);
+    tracker_->complete(t, ready);
+    const std::size_t before = queue_.size();
+    enqueue_ready(ready);
+    const std::size_t added = queue_.size() - before;
+    if (added == 1) {
+      work_cv_.notify_one();
+    } else if (added > 1) {
+      work_cv_.notify_all();
+    }
+    if (!events.empty()) {
+      // Still counted as running, so begin() cannot reset under us; the ring never blocks.
+      lk.unlock();
+      for (const Event& e : events) options_.events->push(static_cast<std::size_t>(index), e);
+      events.clear();
+      lk.lock();
+    }
+    --running_;
+    if (running_ == 0 && queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace onegpu::trainer

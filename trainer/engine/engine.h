@@ -1,0 +1,130 @@
+#pragma once
+// The engine: runs a plan's per-rank programs on a small pool of worker threads. Virtual ranks
+// are not threads: any worker runs any rank's next ready op (dependency rules in tracker.h),
+// so 512 ranks run on 2 cores. The maths is not here: an OpRunner does each op's work.
+//
+//   struct MyRunner : OpRunner { void run(const Op&, const OpContext&) override {...} };
+//   Engine engine(plan, runner);            // one worker per core
+//   const Timeline& t = engine.run();       // free-running: the whole step
+//
+// Paced / by hand: begin(), then release_ops(1) / release_microbatches(k) / release_all(),
+// and wait() until the released work is done (wait() says Paused or Finished).
+// Collectives run once, on one worker, after every member has arrived, with members in rank
+// order, so a runner that reduces in that order is bitwise reproducible.
+// Each op's wall time is measured and fed to the virtual clock (virtual_clock.h); every
+// completed op becomes an Event in the worker's own ring when an EventStream is attached.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "trainer/engine/tracker.h"
+#include "trainer/engine/virtual_clock.h"
+#include "trainer/events/event_stream.h"
+#include "trainer/plan/plan.h"
+
+namespace onegpu::trainer {
+
+struct OpContext {
+  const Plan& plan;
+  int worker;  // 0..workers-1, the thread running the op
+  int step;
+};
+
+class OpRunner {
+ public:
+  virtual ~OpRunner() = default;
+  // Compute, Send, Recv, Update. A Send runs before its Recv; the runner carries the data.
+  virtual void run(const Op& op, const OpContext& ctx) = 0;
+  // AllReduce, AllToAll, Broadcast: called once when all members have arrived.
+  virtual void run_collective(const Collective& c, const OpContext& ctx) {
+    (void)c;
+    (void)ctx;
+  }
+};
+
+// Does nothing: for measuring the engine itself and for tests of order.
+struct NullRunner final : OpRunner {
+  void run(const Op&, const OpContext&) override {}
+};
+
+struct EngineOptions {
+  int workers = 0;                 // 0: one per hardware thread
+  CostModel cost = CostModel{};    // virtual clock (measured compute by default)
+  EventStream* events = nullptr;   // needs at least `workers` producers; lane = worker index
+  int step = 0;                    // step number put on events
+};
+
+enum class EngineState { Paused, Finished };
+
+class Engine {
+ public:
+  Engine(const Plan& plan, OpRunner& runner, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int workers() const { return static_cast<int>(threads_.size()); }
+
+  // Free-running: runs the whole plan once (one step) and returns its timeline.
+  // Throws Error if the plan deadlocks; rethrows an exception from the runner.
+  const Timeline& run();
+
+  // Paced. begin() resets to the start of a step with nothing released.
+  void begin(int step);
+  void begin() { begin(options_.step); }
+  void release_ops(int n = 1);           // n more ops (tasks), earliest in planned time first
+  void release_microbatches(int count);  // everything of microbatches < count
+  void release_all();
+  // Blocks until nothing released is left to run. Throws as run() does.
+  EngineState wait();
+  // By hand: release one op and wait for it.
+  EngineState step_one() {
+    release_ops(1);
+    return wait();
+  }
+
+  bool finished() const;
+  std::size_t ops_done() const;
+  // Virtual and wall times of the ops done so far (all, once finished).
+  const Timeline& timeline() const { return clock_->timeline(); }
+
+ private:
+  void worker_main(int index);
+  bool passes_gate(const Task& t) const;
+  void enqueue_ready(std::vector<Task>& ready);  // under mu_
+  void release_held();                           // under mu_
+  int task_microbatch(const Task& t) const;
+  OpKind task_kind(const Task& t) const;
+  double task_priority(const Task& t) const;
+  void make_events(const Task& t, double measured_s, std::vector<Event>& out) const;  // under mu_
+
+  const Plan& plan_;
+  OpRunner& runner_;
+  EngineOptions options_;
+  std::vector<double> priority_;  // planned virtual begin per op (unit costs): by-hand order
+  void ensure_priority();  // under mu_
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, idle_cv_;
+  std::deque<Task> queue_;
+  std::vector<Task> held_;  // ready but not released (paced)
+  std::vector<Task> scratch_;
+  std::unique_ptr<DependencyTracker> tracker_;
+  std::unique_ptr<VirtualClock> clock_;
+  int running_ = 0;
+  bool stop_ = false;
+  bool release_all_ = false;
+  int mb_released_ = 0;
+  long budget_ = 0;
+  int step_ = 0;
+  std::exception_ptr error_;
+  std::int64_t epoch_ns_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace onegpu::trainer
