@@ -147,7 +147,10 @@ int run_window(const Options& o, int chapter_index) {
       float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - f0).count();
       smoothed_ms = smoothed_ms * 0.9f + ms * 0.1f;
       app.set_frame_ms(smoothed_ms);
-      if (last_frame) break;
+      if (last_frame) {
+        std::printf("drew %d frames at %dx%d (%s)\n", frame + 1, fw, fh, render::gl_description().c_str());
+        break;
+      }
     }
   } catch (const render::Error& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());

@@ -115,8 +115,9 @@ void GpuChapter::draw(const SceneFrame& f, const Camera& cam) {
 
   float compute_a = phase(t, 3.3f, 0.6f, Ease::Smooth);
   glm::vec2 cl{p.die.center().x, p.body.min.y - 0.085f * s};
-  c.line({cl.x, cl.y + big * 0.9f}, {cl.x, p.die.min.y + 0.02f * s}, lw, with_alpha(palette::lit, compute_a * 0.8f));
-  c.disc({cl.x, p.die.min.y + 0.02f * s}, lw * 2.2f, with_alpha(palette::lit, compute_a));
+  glm::vec2 die_anchor{cl.x, p.die.min.y - 0.012f * s};
+  c.line({cl.x, cl.y + big * 0.9f}, die_anchor, lw, with_alpha(palette::lit, compute_a * 0.8f));
+  c.disc(die_anchor, lw * 2.2f, with_alpha(palette::lit, compute_a));
   c.text("Compute cores", cl, big, with_alpha(palette::text, compute_a), Align::Center);
   c.text("thousands of small units multiplying and adding side by side", cl - glm::vec2(0.0f, small * 1.5f), small,
          with_alpha(palette::text_dim, compute_a), Align::Center);

@@ -1,0 +1,243 @@
+#include "app/cli/train_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "trainer/data/story_corpus.h"
+#include "trainer/error.h"
+#include "trainer/io/jsonl_log.h"
+#include "trainer/model/params.h"
+#include "trainer/train/probes.h"
+#include "trainer/train/trainer.h"
+
+namespace onegpu::cli {
+
+using trainer::Error;
+
+namespace {
+
+long long parse_int(const std::string& flag, const std::string& v, long long lo) {
+  std::size_t pos = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != v.size()) throw Error(flag + " expects an integer, got '" + v + "'");
+  if (x < lo) throw Error(flag + " must be at least " + std::to_string(lo) + ", got " + v);
+  return x;
+}
+
+// Walks flags; each takes one value.
+template <class F>
+void walk(const std::vector<std::string>& args, F on_flag) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--quiet") {
+      on_flag(a, std::string());
+      continue;
+    }
+    if (a.rfind("--", 0) != 0) throw Error("unexpected argument '" + a + "'");
+    if (i + 1 >= args.size()) throw Error(a + " needs a value");
+    on_flag(a, args[++i]);
+  }
+}
+
+std::string fmt_time(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  long t = (long)(s + 0.5);
+  char b[32];
+  std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
+  return b;
+}
+
+std::string show_token(const std::string& t) {
+  std::string o = "\"";
+  for (unsigned char c : t) {
+    if (c == '\n') o += "\\n";
+    else if (c == '"') o += "\\\"";
+    else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\x%02x", c); o += b; }
+    else o += (char)c;
+  }
+  return o + "\"";
+}
+
+int fail(const char* cmd, const std::exception& e) {
+  std::fprintf(stderr, "onegpu %s: error: %s\n", cmd, e.what());
+  return 2;
+}
+
+std::vector<std::string> rest(int argc, char** argv) { return std::vector<std::string>(argv + 1, argv + argc); }
+
+}  // namespace
+
+TrainArgs parse_train_args(const std::vector<std::string>& args) {
+  TrainArgs a;
+  walk(args, [&](const std::string& f, const std::string& v) {
+    if (f == "--model") {
+      trainer::model_preset(v);  // throws for an unknown name
+      a.model = v;
+      a.model_given = true;
+    } else if (f == "--steps") a.steps = (int)parse_int(f, v, 1);
+    else if (f == "--batch") a.batch = (int)parse_int(f, v, 1);
+    else if (f == "--microbatches") a.microbatches = (int)parse_int(f, v, 1);
+    else if (f == "--seed") a.seed = (std::uint64_t)parse_int(f, v, 0);
+    else if (f == "--threads") a.threads = (int)parse_int(f, v, 1);
+    else if (f == "--corpus") a.corpus = v;
+    else if (f == "--log") a.log = v;
+    else if (f == "--save") a.save = v;
+    else if (f == "--resume") a.resume = v;
+    else if (f == "--quiet") a.quiet = true;
+    else throw Error("unknown option '" + f + "'");
+  });
+  if (a.batch % a.microbatches != 0)
+    throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
+                std::to_string(a.microbatches) + ")");
+  return a;
+}
+
+PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample) {
+  PredictArgs a;
+  bool have_prompt = false;
+  walk(args, [&](const std::string& f, const std::string& v) {
+    if (f == "--resume") a.resume = v;
+    else if (f == "--prompt") { a.prompt = v; have_prompt = true; }
+    else if (f == "--top" && !sample) a.top = (int)parse_int(f, v, 1);
+    else if (f == "--tokens" && sample) a.tokens = (int)parse_int(f, v, 1);
+    else if (f == "--seed" && sample) a.seed = (std::uint64_t)parse_int(f, v, 0);
+    else throw Error("unknown option '" + f + "'");
+  });
+  if (a.resume.empty()) throw Error("--resume CKPT is required");
+  if (!have_prompt || a.prompt.empty()) throw Error("--prompt TEXT is required and must not be empty");
+  return a;
+}
+
+int train_main(int argc, char** argv) {
+  try {
+    TrainArgs a = parse_train_args(rest(argc, argv));
+    trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
+    std::unique_ptr<trainer::Trainer> t;
+    if (!a.resume.empty()) {
+      t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads);
+      const auto& o = t->options();
+      if (a.model_given && a.model != t->model().config().name)
+        throw Error("--model " + a.model + " conflicts with the checkpoint's model " + t->model().config().name);
+      (void)o;
+      std::fprintf(stderr, "resumed %s at step %d\n", a.resume.c_str(), t->steps_done());
+    } else {
+      trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
+      trainer::TrainOptions o;
+      o.steps = a.steps;
+      o.batch = a.batch;
+      o.microbatches = a.microbatches;
+      o.seed = a.seed;
+      o.threads = a.threads;
+      t = std::make_unique<trainer::Trainer>(trainer::model_preset(a.model), o, std::move(tok), corpus);
+    }
+    const auto& cfg = t->model().config();
+    auto pb = trainer::param_breakdown(cfg);
+    std::fprintf(stderr,
+                 "model %s: %d layers, %d experts (top-%d), d_model %d, vocab %d; %.2fM weights "
+                 "(experts %.0f%%); %zu training tokens\n",
+                 cfg.name.c_str(), cfg.n_layers, cfg.n_experts, cfg.top_k, cfg.d_model, cfg.vocab,
+                 pb.total() / 1e6, 100.0 * pb.experts / pb.total(), t->train_data().tokens.size());
+    std::unique_ptr<trainer::JsonlLog> log;
+    if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
+    const bool tty = isatty(2);
+    auto start = std::chrono::steady_clock::now();
+    int first = t->steps_done();
+    double smooth = 0;
+    while (!t->done()) {
+      auto r = t->step();
+      smooth = smooth == 0 ? r.loss : 0.95 * smooth + 0.05 * r.loss;
+      if (log) {
+        auto mem = trainer::json::Value::object();
+        auto peak = trainer::json::Value::object();
+        for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
+          auto name = std::string(trainer::mem_category_name((trainer::MemCategory)c));
+          mem.set(name, (long long)r.memory.current[c]);
+          peak.set(name, (long long)r.memory.peak[c]);
+        }
+        auto o = trainer::json::Value::object();
+        o.set("step", r.step);
+        o.set("loss", r.loss);
+        o.set("aux_loss", r.aux_loss);
+        o.set("lr", (double)r.lr);
+        o.set("grad_norm", r.grad_norm);
+        o.set("tokens_per_s", r.tokens_per_s);
+        o.set("memory", std::move(mem));
+        o.set("memory_peak", std::move(peak));
+        log->write(o);
+      }
+      double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int done = r.step - first, left = t->options().steps - r.step;
+      double tps = el > 0 ? done * (double)t->options().batch * cfg.seq_len / el : 0;
+      bool show = !a.quiet && (tty || r.step % 100 == 0 || left == 0);
+      if (show) {
+        std::fprintf(stderr, "%sstep %d/%d  loss %.3f  %.0f tok/s  ETA %s%s", tty ? "\r" : "", r.step,
+                     t->options().steps, smooth, tps, fmt_time(done ? el / done * left : NAN).c_str(),
+                     tty ? "   " : "\n");
+        std::fflush(stderr);
+      }
+    }
+    if (tty && !a.quiet) std::fprintf(stderr, "\n");
+    double held = t->heldout_loss();
+    std::printf("held-out loss %.4f after %d steps\n", held, t->steps_done());
+    if (!a.save.empty()) {
+      t->save(a.save);
+      std::fprintf(stderr, "saved %s\n", a.save.c_str());
+    }
+    return 0;
+  } catch (const Error& e) {
+    return fail("train", e);
+  } catch (const std::bad_alloc& e) {
+    return fail("train", e);
+  }
+}
+
+int predict_main(int argc, char** argv) {
+  try {
+    PredictArgs a = parse_predict_args(rest(argc, argv), false);
+    auto t = trainer::Trainer::load_for_inference(a.resume);
+    for (const auto& p : trainer::next_token_distribution(t->model(), t->tokenizer(), a.prompt, a.top))
+      std::printf("%-16s %.4f\n", show_token(p.text).c_str(), p.prob);
+    return 0;
+  } catch (const Error& e) {
+    return fail("predict", e);
+  }
+}
+
+int sample_main(int argc, char** argv) {
+  try {
+    PredictArgs a = parse_predict_args(rest(argc, argv), true);
+    auto t = trainer::Trainer::load_for_inference(a.resume);
+    const auto& tok = t->tokenizer();
+    auto ids = tok.encode(a.prompt);
+    trainer::Rng rng(a.seed);
+    std::string out = a.prompt;
+    for (int i = 0; i < a.tokens; ++i) {
+      auto p = trainer::next_token_probs(t->model(), ids);
+      // temperature: p^(1/T), renormalised
+      double sum = 0;
+      for (auto& x : p) sum += x = std::pow(x, 1.0 / a.temperature);
+      double u = rng.uniform() * sum, c = 0;
+      std::int32_t pick = (std::int32_t)p.size() - 1;
+      for (std::size_t v = 0; v < p.size(); ++v)
+        if ((c += p[v]) > u) { pick = (std::int32_t)v; break; }
+      if (pick == tok.eot_id()) break;
+      ids.push_back(pick);
+      out += tok.token_text(pick);
+    }
+    std::printf("%s\n", out.c_str());
+    return 0;
+  } catch (const Error& e) {
+    return fail("sample", e);
+  }
+}
+
+}  // namespace onegpu::cli

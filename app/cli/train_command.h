@@ -1,0 +1,39 @@
+#pragma once
+// `onegpu train`, `onegpu predict`, `onegpu sample`: the trainer from the command line.
+// Bad input prints one line on stderr and returns 2.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onegpu::cli {
+
+struct TrainArgs {
+  std::string model = "story";
+  bool model_given = false;
+  int steps = 1000;
+  int batch = 4;
+  int microbatches = 1;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::string corpus;  // empty: the generated story corpus
+  std::string log, save, resume;
+  bool quiet = false;  // no progress line
+};
+struct PredictArgs {
+  std::string resume, prompt;
+  int top = 10;
+  int tokens = 40;  // sample only
+  std::uint64_t seed = 1;
+  float temperature = 0.8f;
+};
+
+// args exclude the sub-command name. Throw onegpu::trainer::Error with a one-line message.
+TrainArgs parse_train_args(const std::vector<std::string>& args);
+PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample);
+
+int train_main(int argc, char** argv);
+int predict_main(int argc, char** argv);
+int sample_main(int argc, char** argv);
+
+}  // namespace onegpu::cli

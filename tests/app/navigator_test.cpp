@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include "app/navigator.h"
+
+using namespace onegpu::app;
+
+TEST(Navigator, ArrowsMoveAndStopAtTheEnds) {
+  Navigator n(29, 0);
+  n.apply(Action::Previous, 0.0);
+  EXPECT_EQ(n.index(), 0);
+  n.apply(Action::Next, 0.1);
+  EXPECT_EQ(n.index(), 1);
+  EXPECT_FALSE(n.entered_backward());
+  n.apply(Action::Last, 0.2);
+  EXPECT_EQ(n.index(), 28);
+  n.apply(Action::Next, 0.3);
+  EXPECT_EQ(n.index(), 28);
+  n.apply(Action::First, 0.4);
+  EXPECT_EQ(n.index(), 0);
+}
+
+TEST(Navigator, GoingBackEntersAtTheEndAndReplayRestarts) {
+  Navigator n(29, 3);
+  n.advance(2.0f);
+  EXPECT_FLOAT_EQ(n.time(), 2.0f);
+  n.apply(Action::Previous, 1.0);
+  EXPECT_EQ(n.index(), 2);
+  EXPECT_TRUE(n.entered_backward());
+  EXPECT_EQ(n.time(), 0.0f);
+  n.set_time(5.0f);
+  n.apply(Action::Replay, 1.5);
+  EXPECT_EQ(n.time(), 0.0f);
+  EXPECT_FALSE(n.entered_backward());
+}
+
+TEST(Navigator, EscapeTwiceQuitsButNotWhenFarApart) {
+  Navigator n(29, 0);
+  n.apply(Action::Escape, 10.0);
+  EXPECT_FALSE(n.quit());
+  EXPECT_EQ(n.toast(10.5), "Press Esc again to quit");
+  EXPECT_EQ(n.toast(13.0), "");
+  n.apply(Action::Escape, 13.0);  // too late: starts a new pair
+  EXPECT_FALSE(n.quit());
+  n.apply(Action::Escape, 13.8);
+  EXPECT_TRUE(n.quit());
+  Navigator q(29, 0);
+  q.apply(Action::Quit, 0.0);
+  EXPECT_TRUE(q.quit());
+}
+
+TEST(Navigator, WheelTurnsOneChapterPerFlick) {
+  Navigator n(29, 5);
+  n.apply(Action::WheelForward, 1.0);
+  n.apply(Action::WheelForward, 1.05);  // same flick: ignored
+  n.apply(Action::WheelForward, 1.1);
+  EXPECT_EQ(n.index(), 6);
+  n.apply(Action::WheelBack, 2.0);
+  EXPECT_EQ(n.index(), 5);
+}
+
+TEST(Navigator, UiScaleStepsAndResetsWithinLimits) {
+  Navigator n(29, 0, 1.25f);
+  n.apply(Action::ScaleUp, 0);
+  EXPECT_GT(n.ui_scale(), 1.25f);
+  for (int i = 0; i < 50; ++i) n.apply(Action::ScaleUp, 0);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 4.0f);
+  for (int i = 0; i < 50; ++i) n.apply(Action::ScaleDown, 0);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 0.5f);
+  n.apply(Action::ScaleReset, 0);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 1.25f);
+}
+
+TEST(Navigator, SidebarAndFullscreenToggle) {
+  Navigator n(29, 0);
+  EXPECT_TRUE(n.sidebar_open());
+  n.apply(Action::ToggleSidebar, 0);
+  EXPECT_FALSE(n.sidebar_open());
+  EXPECT_FALSE(n.fullscreen());
+  n.apply(Action::ToggleFullscreen, 0);
+  EXPECT_TRUE(n.fullscreen());
+}
+
+TEST(Navigator, JumpPlaysFromTheStart) {
+  Navigator n(29, 0);
+  n.advance(3.0f);
+  n.go_to(17);
+  EXPECT_EQ(n.index(), 17);
+  EXPECT_EQ(n.time(), 0.0f);
+  n.go_to(99);
+  EXPECT_EQ(n.index(), 28);
+}

@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include "app/options.h"
+
+using namespace onegpu::app;
+
+static Options parse(std::vector<std::string> a) { return parse_options(a); }
+
+TEST(Options, DefaultsOpenTheWindowOnTheFirstChapter) {
+  Options o = parse({});
+  EXPECT_FALSE(o.headless);
+  EXPECT_TRUE(o.chapter.empty());
+  EXPECT_FALSE(o.at.has_value());
+}
+
+TEST(Options, HeadlessRender) {
+  Options o = parse({"--headless", "--chapter", "gpu", "--out", "x.png", "--size", "640x360", "--at", "1.5"});
+  EXPECT_TRUE(o.headless);
+  EXPECT_EQ(o.chapter, "gpu");
+  EXPECT_EQ(o.out, "x.png");
+  EXPECT_EQ(o.width, 640);
+  EXPECT_EQ(o.height, 360);
+  ASSERT_TRUE(o.at.has_value());
+  EXPECT_FLOAT_EQ(*o.at, 1.5f);
+  EXPECT_FALSE(parse({"--headless", "--out", "x.png", "--at", "end"}).at.has_value());
+}
+
+TEST(Options, BadInputIsOneClearError) {
+  auto message = [](std::vector<std::string> a) {
+    try {
+      parse_options(a);
+    } catch (const OptionsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"--size", "big"}).find("--size must look like"), std::string::npos);
+  EXPECT_NE(message({"--size", "0x100"}).find("between 64x64"), std::string::npos);
+  EXPECT_NE(message({"--size", "100xabc"}).find("whole number"), std::string::npos);
+  EXPECT_NE(message({"--size", "99999x100"}).find("between"), std::string::npos);
+  EXPECT_NE(message({"--at", "-1"}).find("--at"), std::string::npos);
+  EXPECT_NE(message({"--at", "soon"}).find("must be a number"), std::string::npos);
+  EXPECT_NE(message({"--headless"}).find("needs --out"), std::string::npos);
+  EXPECT_NE(message({"--out", "a.png"}).find("--headless"), std::string::npos);
+  EXPECT_NE(message({"--chapter"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(message({"--bogus"}).find("unknown option '--bogus'"), std::string::npos);
+  EXPECT_NE(message({"--ui-scale", "9"}).find("between 0.5 and 4"), std::string::npos);
+  EXPECT_NE(message({"--frames", "0"}).find("at least 1"), std::string::npos);
+}
+
+TEST(Options, UsageNamesEveryMode) {
+  std::string u = usage();
+  for (const char* s : {"--list-chapters", "--headless", "--chapter", "--out", "--size", "--at", "F11", "Esc"})
+    EXPECT_NE(u.find(s), std::string::npos) << s;
+}
