@@ -307,7 +307,7 @@ TEST(VirtualClock, FiveHundredTwelveRanksComplete) {
     RunConfig z = c;
     z.schedule = zb ? Schedule::ZeroBubbleH1 : Schedule::Interleaved;
     z.vstages = zb ? 1 : 2;
-    z.microbatches = 16;
+    z.microbatches = 8;
     const Plan q = compile_plan(z);
     EXPECT_GT(simulate(q, CostModel::unit()).end, 0.0);
   }

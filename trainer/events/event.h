@@ -27,6 +27,10 @@ enum class EventKind : std::uint8_t {
 
 std::string_view to_string(EventKind kind);
 
+// Event::detail of a MemoryLevel event.
+enum class MemoryCategory : std::uint8_t { Weights, Gradients, Optimizer, Activations, Communication };
+std::string_view to_string(MemoryCategory c);
+
 struct Event {
   std::int32_t rank = -1;
   EventKind kind = EventKind::Forward;

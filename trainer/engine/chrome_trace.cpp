@@ -1,0 +1,199 @@
+#include "trainer/engine/chrome_trace.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "trainer/error.h"
+#include "trainer/io/json.h"
+
+namespace onegpu::trainer {
+
+namespace {
+
+constexpr int kCompute = 0, kComm = 1, kSend = 2;
+
+int thread_of(const Op& op) {
+  if (op.kind == OpKind::Send) return kSend;
+  if (op.kind == OpKind::Recv || op.collective >= 0) return kComm;
+  return kCompute;
+}
+
+double us(double seconds) { return seconds * 1e6; }
+
+std::string name_of(const Op& op) {
+  // Built by appending only: GCC 12 warns falsely (-Wrestrict) on assign-then-append here.
+  std::string s;
+  s.reserve(48);
+  auto add = [&](std::string_view x) { s.append(x.data(), x.size()); };
+  switch (op.kind) {
+    case OpKind::Forward: add("F"); break;
+    case OpKind::Backward: add("B"); break;
+    case OpKind::BackwardInput: add("B (input)"); break;
+    case OpKind::BackwardWeight: add("W"); break;
+    case OpKind::Send: add(op.payload == Payload::Activation ? "send act" : "send grad"); break;
+    case OpKind::Recv: add(op.payload == Payload::Activation ? "recv act" : "recv grad"); break;
+    case OpKind::AllToAll: add("all-to-all "); add(to_string(op.phase)); break;
+    case OpKind::AllReduce: add("all-reduce "); add(to_string(op.group)); break;
+    case OpKind::Broadcast: add("broadcast "); add(to_string(op.group)); break;
+    case OpKind::Update: add("update"); break;
+  }
+  if (op.part != Part::Chunk) {
+    add(" ");
+    add(to_string(op.part));
+  }
+  if (op.microbatch >= 0) {
+    add(" mb");
+    add(std::to_string(op.microbatch));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string chrome_trace_json(const Plan& plan, const Timeline& tl, std::span<const Event> extra,
+                              const TraceOptions& opt) {
+  if (tl.ops.size() != plan.ops.size())
+    throw Error("trace: timeline has " + std::to_string(tl.ops.size()) + " ops, plan has " +
+                std::to_string(plan.ops.size()));
+  std::string out;
+  out.reserve(plan.ops.size() * 200 + 4096);
+  json::Writer w(out);
+  const RunConfig& cfg = plan.config;
+  w.begin_object();
+  w.key("displayTimeUnit").value("ms");
+  w.key("otherData").begin_object();
+  w.field("schedule", std::string(to_string(cfg.schedule)));
+  w.field("pp", cfg.pp).field("dp", cfg.dp).field("ep", cfg.ep).field("vstages", cfg.vstages);
+  w.field("microbatches", cfg.microbatches).field("layers", cfg.layers);
+  w.field("experts", cfg.experts);
+  w.end_object();
+  w.key("traceEvents").begin_array();
+
+  auto meta = [&](const char* what, int pid, int tid, const std::string& name) {
+    w.begin_object().field("ph", "M").field("name", what).field("pid", pid);
+    if (tid >= 0) w.field("tid", tid);
+    w.key("args").begin_object().field("name", name).end_object().end_object();
+  };
+  for (int r = 0; r < plan.world(); ++r) {
+    const RankCoord c = plan.layout.coord(r);
+    std::string name = "rank " + std::to_string(r) + " · stage " + std::to_string(c.stage) +
+                       " · dp " + std::to_string(c.dp);
+    if (cfg.ep > 1) name += " · experts " + std::to_string(plan.layout.first_expert(r)) + "–" +
+                           std::to_string(plan.layout.first_expert(r) + plan.layout.expert_count() - 1);
+    meta("process_name", r, -1, name);
+    w.begin_object().field("ph", "M").field("name", "process_sort_index").field("pid", r);
+    w.key("args").begin_object().field("sort_index", r).end_object().end_object();
+    meta("thread_name", r, kCompute, "compute");
+    meta("thread_name", r, kComm, "comm");
+    meta("thread_name", r, kSend, "send");
+  }
+
+  for (const Op& op : plan.ops) {
+    const OpTime& t = tl.ops[op.id];
+    w.begin_object();
+    w.field("ph", "X").field("name", name_of(op)).field("cat", std::string(to_string(op.kind)));
+    w.field("pid", op.rank).field("tid", thread_of(op));
+    w.field("ts", us(t.begin)).field("dur", us(std::max(0.0, t.end - t.begin)));
+    w.key("args").begin_object();
+    w.field("op", op.id);
+    if (op.chunk >= 0) w.field("chunk", op.chunk);
+    if (op.layer_begin >= 0)
+      w.field("layers", std::to_string(op.layer_begin) + "–" + std::to_string(op.layer_end - 1));
+    if (op.microbatch >= 0) w.field("microbatch", op.microbatch);
+    if (op.peer >= 0) w.field("peer", op.peer);
+    if (op.bytes) w.field("bytes", op.bytes);
+    if (op.collective >= 0) w.field("collective", op.collective);
+    if (t.wall_end_ns > 0) w.field("wall_us", static_cast<double>(t.wall_end_ns - t.wall_begin_ns) * 1e-3);
+    w.end_object();
+    w.end_object();
+  }
+
+  if (opt.flows) {
+    for (const Op& op : plan.ops) {
+      if (op.kind != OpKind::Send || op.match < 0) continue;
+      const Op& rv = plan.ops[static_cast<std::size_t>(op.match)];
+      const OpTime& ts = tl.ops[op.id];
+      const OpTime& tr = tl.ops[rv.id];
+      const char* name = op.payload == Payload::Activation ? "activation" : "gradient";
+      w.begin_object().field("ph", "s").field("name", name).field("cat", "p2p");
+      w.field("id", op.id).field("pid", op.rank).field("tid", kSend).field("ts", us(ts.begin));
+      w.end_object();
+      // The arrow lands where the data arrives, inside the receive's span.
+      const double land = std::clamp(ts.end, tr.begin, tr.end);
+      w.begin_object().field("ph", "f").field("bp", "e").field("name", name).field("cat", "p2p");
+      w.field("id", op.id).field("pid", rv.rank).field("tid", kComm).field("ts", us(land));
+      w.end_object();
+    }
+  }
+
+  if (opt.activation_counters) {
+    const bool split = cfg.schedule == Schedule::ZeroBubbleH1;
+    for (int r = 0; r < plan.world(); ++r) {
+      std::set<std::pair<int, int>> live;
+      auto counter = [&](double t) {
+        w.begin_object().field("ph", "C").field("name", "live activations").field("pid", r);
+        w.field("ts", us(t));
+        w.key("args").begin_object().field("microbatch-chunks", static_cast<int>(live.size()));
+        w.end_object().end_object();
+      };
+      counter(0);
+      for (std::uint32_t id : plan.programs[static_cast<std::size_t>(r)]) {
+        const Op& o = plan.ops[id];
+        if (o.chunk < 0) continue;
+        const bool chunk_start = o.layer_begin == plan.layout.first_layer(o.chunk);
+        if (o.kind == OpKind::Forward && chunk_start &&
+            (o.part == Part::Chunk || o.part == Part::Attention)) {
+          live.insert({o.chunk, o.microbatch});
+          counter(tl.ops[id].begin);
+        }
+        const bool last = split ? o.kind == OpKind::BackwardWeight
+                                : o.kind == OpKind::Backward && chunk_start &&
+                                      (o.part == Part::Chunk || o.part == Part::Attention);
+        if (last && live.erase({o.chunk, o.microbatch})) counter(tl.ops[id].end);
+      }
+    }
+  }
+
+  for (const Event& e : extra) {
+    if (e.kind != EventKind::MemoryLevel && e.kind != EventKind::Loss) continue;
+    if (e.rank < 0) continue;
+    w.begin_object().field("ph", "C").field("pid", e.rank).field("ts", us(e.virtual_begin));
+    if (e.kind == EventKind::MemoryLevel) {
+      w.field("name", "memory");
+      w.key("args").begin_object();
+      w.field(to_string(static_cast<MemoryCategory>(e.detail)), e.bytes);
+    } else {
+      w.field("name", "loss");
+      w.key("args").begin_object().field("loss", e.value);
+    }
+    w.end_object().end_object();
+  }
+
+  w.end_array();
+  w.end_object();
+  return out;
+}
+
+void write_chrome_trace(const std::string& path, const Plan& plan, const Timeline& timeline,
+                        std::span<const Event> extra, const TraceOptions& opt) {
+  const std::string text = chrome_trace_json(plan, timeline, extra, opt);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("cannot write trace " + path);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw Error("cannot write trace " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error("cannot write trace " + path);
+  }
+}
+
+}  // namespace onegpu::trainer
