@@ -23,12 +23,12 @@ std::int64_t MemStats::total_current() const {
   return s;
 }
 
-void* MemoryTracker::allocate(std::size_t bytes, MemCategory c) {
+void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
   std::size_t rounded = (bytes + 63) / 64 * 64;
   void* p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
   if (rounded && !p) throw std::bad_alloc();
-  if (p) std::memset(p, 0, rounded);
+  if (p && zero) std::memset(p, 0, rounded);
   std::lock_guard<std::mutex> lk(mu_);
   auto i = static_cast<int>(c);
   s_.current[i] += static_cast<std::int64_t>(bytes);

@@ -23,7 +23,8 @@ struct MemStats {
 // One per rank. Thread-safe: workers of several ranks may allocate at once.
 class MemoryTracker {
  public:
-  void* allocate(std::size_t bytes, MemCategory c);
+  // zero=false leaves the contents undefined (for buffers the caller overwrites completely).
+  void* allocate(std::size_t bytes, MemCategory c, bool zero = true);
   void release(void* p, std::size_t bytes, MemCategory c);
   MemStats stats() const;
   std::int64_t current(MemCategory c) const;
@@ -35,13 +36,14 @@ class MemoryTracker {
   MemStats s_;
 };
 
-// Owning, move-only buffer of T charged to a tracker category. Contents are zeroed.
+// Owning, move-only buffer of T charged to a tracker category. Contents are zeroed unless
+// zero=false.
 template <class T>
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(MemoryTracker& t, MemCategory c, std::size_t n) : t_(&t), c_(c), n_(n) {
-    p_ = static_cast<T*>(t.allocate(n * sizeof(T), c));
+  Buffer(MemoryTracker& t, MemCategory c, std::size_t n, bool zero = true) : t_(&t), c_(c), n_(n) {
+    p_ = static_cast<T*>(t.allocate(n * sizeof(T), c, zero));
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

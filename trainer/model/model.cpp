@@ -9,7 +9,10 @@ namespace onegpu::trainer {
 
 namespace {
 constexpr auto kAct = MemCategory::Activations;
-Buffer<float> act(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n); }
+// Activation buffers are not zeroed: every one is fully written before it is read (the few
+// that are accumulated into are zeroed by name: act_zero).
+Buffer<float> act(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, false); }
+Buffer<float> act_zero(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, true); }
 }  // namespace
 
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed)
@@ -160,7 +163,7 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
   MoeWeights mw{w + L.router, w + L.experts, (long)L.expert_stride};
   MoeGrads mg{g + L.router, g + L.experts, (long)L.expert_stride};
   {
-    Buffer<float> dy = act(mt_, n * D), dgate = act(mt_, n), dxe = act(mt_, n * D), dh2 = act(mt_, TD);
+    Buffer<float> dy = act(mt_, n * D), dgate = act(mt_, n), dxe = act(mt_, n * D), dh2 = act_zero(mt_, TD);
     moe_combine_backward(s, c.routing, c.experts.y.data(), st.dx.data(), dy.data(), dgate.data());
     moe_experts_backward(be_, mt_, s, c.routing, mw, c.experts, dy.data(), dxe.data(), mg);
     moe_dispatch_backward(s, c.routing, dxe.data(), dh2.data());

@@ -137,8 +137,8 @@ void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, con
                           const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe,
                           const MoeGrads& g) {
   const int n_all = s.T * s.k;
-  Buffer<float> da(mt, MemCategory::Activations, (std::size_t)n_all * s.H);
-  Buffer<float> du(mt, MemCategory::Activations, (std::size_t)n_all * s.H);
+  Buffer<float> da(mt, MemCategory::Activations, (std::size_t)n_all * s.H, false);
+  Buffer<float> du(mt, MemCategory::Activations, (std::size_t)n_all * s.H, false);
   for (int e = 0; e < s.E; ++e) {
     int o = r.offsets[e], n = r.offsets[e + 1] - o;
     if (n == 0) continue;
@@ -169,7 +169,7 @@ void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const
                         const float* h, const MoeWeights& w, const float* dgate, float aux_scale,
                         float* dh, const MoeGrads& g) {
   const int T = s.T, E = s.E, k = s.k, n = T * k;
-  Buffer<float> dlogits(mt, MemCategory::Activations, (std::size_t)T * E);
+  Buffer<float> dlogits(mt, MemCategory::Activations, (std::size_t)T * E, false);
   std::vector<double> f(E);
   for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
   std::vector<float> dp(E);

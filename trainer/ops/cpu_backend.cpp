@@ -15,12 +15,12 @@ CpuBackend::CpuBackend(MemoryTracker& tracker, int threads) : tracker_(tracker) 
 }
 
 float* CpuBackend::scratch(std::size_t n) {
-  if (scratch_.size() < n) scratch_ = Buffer<float>(tracker_, MemCategory::Activations, n);
+  if (scratch_.size() < n) scratch_ = Buffer<float>(tracker_, MemCategory::Activations, n, false);
   return scratch_.data();
 }
 
-// Splits [0, n) into equal chunks of at least min_per_chunk items (a multiple of 4 so matmul row
-// tiles never straddle chunks) and runs fn(begin, end) on each.
+// Splits [0, n) into equal chunks of at least min_per_chunk items (a multiple of the matmul row
+// tile, so tiles never straddle chunks) and runs fn(begin, end) on each.
 void CpuBackend::for_chunks(int n, int min_per_chunk, const std::function<void(int, int)>& fn) {
   int threads = pool_ ? pool_->threads() : 1;
   int chunks = std::max(1, std::min(threads, n / std::max(1, min_per_chunk)));
@@ -29,7 +29,7 @@ void CpuBackend::for_chunks(int n, int min_per_chunk, const std::function<void(i
     return;
   }
   int per = (n + chunks - 1) / chunks;
-  per = (per + 3) / 4 * 4;
+  per = (per + kMatmulRowTile - 1) / kMatmulRowTile * kMatmulRowTile;
   pool_->parallel_for(chunks, [&](int c) {
     int b = c * per, e = std::min(n, b + per);
     if (b < e) fn(b, e);
@@ -47,8 +47,11 @@ void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, 
   const float* b = B;
   if (transB) {  // B is [N, K]: lay it out as [K, N] so the kernel reads rows contiguously
     float* t = scratch((std::size_t)K * N);
-    for (int n = 0; n < N; ++n)
-      for (int k = 0; k < K; ++k) t[(long)k * N + n] = B[(long)n * K + k];
+    constexpr int kb = 16;  // blocked transpose: both sides stay in cache lines
+    for (int n0 = 0; n0 < N; n0 += kb)
+      for (int k0 = 0; k0 < K; k0 += kb)
+        for (int n = n0; n < std::min(N, n0 + kb); ++n)
+          for (int k = k0; k < std::min(K, k0 + kb); ++k) t[(long)k * N + n] = B[(long)n * K + k];
     b = t;
   }
   long a_rs = transA ? 1 : K, a_ks = transA ? M : 1;
@@ -242,7 +245,7 @@ double CpuBackend::cross_entropy(const float* logits, const std::int32_t* target
       float mx = -INFINITY;
       for (int v = 0; v < V; ++v) mx = std::max(mx, l[v]);
       double sum = 0.0;
-      for (int v = 0; v < V; ++v) sum += std::exp((double)(l[v] - mx));
+      for (int v = 0; v < V; ++v) sum += std::exp(l[v] - mx);
       row_loss_[t] = std::log(sum) + mx - l[y];
       if (dl) {
         float inv = (float)(1.0 / sum);

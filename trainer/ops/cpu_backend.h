@@ -56,6 +56,9 @@ class CpuBackend final : public Backend {
   std::vector<double> row_loss_;
 };
 
+// Rows per register tile of the matmul kernel; threads split rows at multiples of it.
+inline constexpr int kMatmulRowTile = 6;
+
 // The row-block kernel behind matmul, exposed for the benchmark: rows [m0, m1) of
 // C = op(A) · B, where op(A)(m, k) = A[m * a_rs + k * a_ks] and B is [K, N] row-major.
 void matmul_rows(const float* A, long a_rs, long a_ks, const float* B, float* C, int m0, int m1,

@@ -1,51 +1,58 @@
-// Register-tiled matmul kernel. Each C element is accumulated over k in increasing order in
-// every code path (full tiles, column tails, row tails), starting from C (accumulate) or 0, so
-// how rows are split among threads never changes a bit of the result.
+// Register-tiled matmul kernel. Each C element is accumulated over k in increasing order,
+// starting from C (accumulate) or 0. Which code path (full tile or tail) computes an element
+// depends only on M, N and on chunk starts, which are multiples of kMatmulRowTile; so how rows
+// are split among threads never changes a bit of the result.
 #include <algorithm>
+#include <cstring>
 
 #include "trainer/ops/cpu_backend.h"
 
 namespace onegpu::trainer {
 namespace {
 
-constexpr int kRows = 4;   // rows per register tile
-constexpr int kCols = 16;  // columns per register tile
+constexpr int kCols = 16;  // columns per register tile: one 16-float vector per row
 
 // The clones let the loader pick AVX2/AVX-512 code where the CPU has it while the binary still
-// runs on any x86-64. No FMA contraction is requested, so all clones round alike.
+// runs on any x86-64.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ONEGPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define ONEGPU_CLONES
 #endif
 
+typedef float v16 __attribute__((vector_size(64)));
+
+// A kMatmulRowTile x 16 block of C held in vector registers while k runs.
 ONEGPU_CLONES
-void tile_full(const float* A, long a_rs, long a_ks, const float* B, float* C, int m, int n0,
-               int K, int N, bool acc) {
-  float c[kRows][kCols];
-  for (int r = 0; r < kRows; ++r)
-    for (int j = 0; j < kCols; ++j) c[r][j] = acc ? C[(long)(m + r) * N + n0 + j] : 0.f;
+void tile_full(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C, int m,
+               int n0, int K, int N, bool acc) {
+  constexpr int R = kMatmulRowTile;
+  v16 c[R];
+  for (int r = 0; r < R; ++r) {
+    if (acc)
+      std::memcpy(&c[r], C + (long)(m + r) * N + n0, sizeof(v16));
+    else
+      c[r] = v16{};
+  }
   const float* a0 = A + (long)m * a_rs;
   for (int k = 0; k < K; ++k) {
-    const float* b = B + (long)k * N + n0;
-    float av[kRows];
-    for (int r = 0; r < kRows; ++r) av[r] = a0[r * a_rs + (long)k * a_ks];
-    for (int r = 0; r < kRows; ++r)
-      for (int j = 0; j < kCols; ++j) c[r][j] += av[r] * b[j];
+    v16 b;
+    std::memcpy(&b, B + (long)k * ldb, sizeof(v16));
+    const float* ak = a0 + (long)k * a_ks;
+    for (int r = 0; r < R; ++r) c[r] += ak[r * a_rs] * b;
   }
-  for (int r = 0; r < kRows; ++r)
-    for (int j = 0; j < kCols; ++j) C[(long)(m + r) * N + n0 + j] = c[r][j];
+  for (int r = 0; r < R; ++r) std::memcpy(C + (long)(m + r) * N + n0, &c[r], sizeof(v16));
 }
 
-// Any tile shape up to kRows x kCols (tails).
+// Any tile shape up to kMatmulRowTile x kCols (the tails).
 ONEGPU_CLONES
-void tile_any(const float* A, long a_rs, long a_ks, const float* B, float* C, int m, int rows,
-              int n0, int cols, int K, int N, bool acc) {
-  float c[kRows][kCols];
+void tile_any(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C, int m,
+              int rows, int n0, int cols, int K, int N, bool acc) {
+  float c[kMatmulRowTile][kCols];
   for (int r = 0; r < rows; ++r)
     for (int j = 0; j < cols; ++j) c[r][j] = acc ? C[(long)(m + r) * N + n0 + j] : 0.f;
   for (int k = 0; k < K; ++k) {
-    const float* b = B + (long)k * N + n0;
+    const float* b = B + (long)k * ldb;
     for (int r = 0; r < rows; ++r) {
       float av = A[(long)(m + r) * a_rs + (long)k * a_ks];
       for (int j = 0; j < cols; ++j) c[r][j] += av * b[j];
@@ -59,14 +66,26 @@ void tile_any(const float* A, long a_rs, long a_ks, const float* B, float* C, in
 
 void matmul_rows(const float* A, long a_rs, long a_ks, const float* B, float* C, int m0, int m1,
                  int K, int N, bool accumulate) {
+  // A 16-column strip of B is copied to a contiguous K x 16 block first: reading it in place
+  // strides by N floats per k, and strides of 4 KiB alias in the cache.
+  constexpr int kMaxPackK = 1024;
+  alignas(64) float pack[kMaxPackK * kCols];
+  const bool packing = K <= kMaxPackK && m1 - m0 >= 2 * kMatmulRowTile && N > kCols;
   for (int n0 = 0; n0 < N; n0 += kCols) {
     int cols = std::min(kCols, N - n0);
-    for (int m = m0; m < m1; m += kRows) {
-      int rows = std::min(kRows, m1 - m);
-      if (rows == kRows && cols == kCols)
-        tile_full(A, a_rs, a_ks, B, C, m, n0, K, N, accumulate);
+    const float* b = B + n0;
+    int ldb = N;
+    if (packing && cols == kCols) {
+      for (int k = 0; k < K; ++k) std::memcpy(pack + k * kCols, B + (long)k * N + n0, sizeof(float) * kCols);
+      b = pack;
+      ldb = kCols;
+    }
+    for (int m = m0; m < m1; m += kMatmulRowTile) {
+      int rows = std::min(kMatmulRowTile, m1 - m);
+      if (rows == kMatmulRowTile && cols == kCols)
+        tile_full(A, a_rs, a_ks, b, ldb, C, m, n0, K, N, accumulate);
       else
-        tile_any(A, a_rs, a_ks, B, C, m, rows, n0, cols, K, N, accumulate);
+        tile_any(A, a_rs, a_ks, B + n0, N, C, m, rows, n0, cols, K, N, accumulate);
     }
   }
 }

@@ -1,0 +1,286 @@
+#include "trainer/train/trainer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "trainer/error.h"
+#include "trainer/io/safetensors.h"
+
+namespace onegpu::trainer {
+
+void TrainOptions::validate() const {
+  if (steps <= 0) throw Error("--steps must be positive");
+  if (batch <= 0) throw Error("--batch must be positive");
+  if (microbatches <= 0) throw Error("--microbatches must be positive");
+  if (batch % microbatches != 0)
+    throw Error("--batch (" + std::to_string(batch) + ") must be a multiple of --microbatches (" +
+                std::to_string(microbatches) + ")");
+  if (threads <= 0) throw Error("thread count must be positive");
+  if (eval_rows <= 0) throw Error("eval rows must be positive");
+  optim.validate();
+}
+
+Trainer::Trainer(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok, const Corpus& corpus) {
+  build(std::move(model), opt, std::move(tok), &corpus);
+}
+
+void Trainer::build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok, const Corpus* corpus) {
+  opt_ = opt;
+  opt_.optim.total_steps = opt_.steps;
+  opt_.validate();
+  model.vocab = (int)tok.vocab_size();
+  model.validate();
+  tok_ = std::move(tok);
+  if (corpus) {
+    train_ = TokenDataset::build(tok_, corpus->train);
+    heldout_ = TokenDataset::build(tok_, corpus->heldout);
+    if ((int)train_.tokens.size() < model.seq_len + 1)
+      throw Error("corpus too small: the training text has " + std::to_string(train_.tokens.size()) +
+                  " tokens, a text needs " + std::to_string(model.seq_len + 1));
+  }
+  backend_ = std::make_unique<CpuBackend>(tracker_, opt_.threads);
+  model_ = std::make_unique<Model>(model, *backend_, tracker_, opt_.seed);
+  data_rng_ = Rng(opt_.seed ^ 0xda7a5eedull);
+  step_ = 0;
+}
+
+StepResult Trainer::step() {
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  tracker_.reset_peaks();
+  auto& P = model_->params();
+  const int S = model_->config().seq_len, M = opt_.microbatches, per = opt_.batch / M;
+  Batch full = sample_batch(train_, opt_.batch, S, data_rng_);
+  int targets = 0;
+  for (auto t : full.targets) targets += t >= 0;
+  P.zero_grads();
+  StepResult r;
+  double ce = 0.0, aux = 0.0;
+  LossScales sc{1.f / (float)std::max(1, targets), 1.f / (float)M};
+  MicrobatchState st;
+  for (int m = 0; m < M; ++m) {
+    Batch mb;
+    mb.B = per;
+    mb.S = S;
+    auto b = full.inputs.begin() + (long)m * per * S, e = b + (long)per * S;
+    mb.inputs.assign(b, e);
+    auto tb = full.targets.begin() + (long)m * per * S;
+    mb.targets.assign(tb, tb + (long)per * S);
+    model_->forward_backward(st, mb, sc);
+    ce += st.ce_sum;
+    aux += st.aux_sum;
+  }
+  UpdateStats u = adamw_update(P, opt_.optim, step_);
+  ++step_;
+  r.step = step_;
+  r.loss = ce / std::max(1, targets);
+  r.aux_loss = aux / M;
+  r.lr = u.lr;
+  r.grad_norm = u.grad_norm;
+  r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  r.tokens_per_s = r.seconds > 0 ? (double)opt_.batch * S / r.seconds : 0.0;
+  r.memory = tracker_.stats();
+  return r;
+}
+
+double Trainer::heldout_loss() {
+  if (heldout_.tokens.empty()) throw Error("no held-out text");
+  const int S = model_->config().seq_len;
+  double ce = 0.0;
+  long n = 0;
+  MicrobatchState st;
+  for (const auto& b : eval_batches(heldout_, opt_.eval_rows, 8, S)) {
+    model_->forward(st, b);
+    ce += st.ce_sum;
+    n += st.n_targets;
+    Model::release(st);
+  }
+  return ce / std::max(1L, n);
+}
+
+// ---- checkpoints ----
+
+namespace {
+constexpr const char* kFormat = "onegpu-checkpoint-1";
+
+std::vector<std::int64_t> shape_of(const ParamTensor& t) {
+  if (t.rows == 1) return {t.cols};
+  return {t.rows, t.cols};
+}
+
+std::string options_to_string(const TrainOptions& o) {
+  const auto& a = o.optim;
+  std::string s;
+  auto add = [&](const char* k, const std::string& v) { s += std::string(k) + "=" + v + ";"; };
+  add("steps", std::to_string(o.steps));
+  add("batch", std::to_string(o.batch));
+  add("microbatches", std::to_string(o.microbatches));
+  add("seed", std::to_string(o.seed));
+  add("eval_rows", std::to_string(o.eval_rows));
+  char buf[64];
+  auto f = [&](float v) {
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return std::string(buf);
+  };
+  add("lr", f(a.lr));
+  add("min_lr_ratio", f(a.min_lr_ratio));
+  add("warmup_steps", std::to_string(a.warmup_steps));
+  add("beta1", f(a.beta1));
+  add("beta2", f(a.beta2));
+  add("eps", f(a.eps));
+  add("weight_decay", f(a.weight_decay));
+  add("clip_norm", f(a.clip_norm));
+  return s;
+}
+
+TrainOptions options_from_string(const std::string& s) {
+  std::map<std::string, std::string> kv;
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    auto end = s.find(';', pos);
+    if (end == std::string::npos) end = s.size();
+    auto item = s.substr(pos, end - pos);
+    auto eq = item.find('=');
+    if (eq == std::string::npos) throw Error("checkpoint: malformed training options");
+    kv[item.substr(0, eq)] = item.substr(eq + 1);
+    pos = end + 1;
+  }
+  auto get = [&](const char* k) -> std::string {
+    auto it = kv.find(k);
+    if (it == kv.end()) throw Error(std::string("checkpoint: training option '") + k + "' missing");
+    return it->second;
+  };
+  TrainOptions o;
+  try {
+    o.steps = std::stoi(get("steps"));
+    o.batch = std::stoi(get("batch"));
+    o.microbatches = std::stoi(get("microbatches"));
+    o.seed = std::stoull(get("seed"));
+    o.eval_rows = std::stoi(get("eval_rows"));
+    o.optim.lr = std::stof(get("lr"));
+    o.optim.min_lr_ratio = std::stof(get("min_lr_ratio"));
+    o.optim.warmup_steps = std::stoi(get("warmup_steps"));
+    o.optim.beta1 = std::stof(get("beta1"));
+    o.optim.beta2 = std::stof(get("beta2"));
+    o.optim.eps = std::stof(get("eps"));
+    o.optim.weight_decay = std::stof(get("weight_decay"));
+    o.optim.clip_norm = std::stof(get("clip_norm"));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    throw Error("checkpoint: a training option is not a number");
+  }
+  return o;
+}
+}  // namespace
+
+void Trainer::save(const std::string& path) const {
+  safetensors::File f;
+  const auto& P = model_->params();
+  for (const auto& t : P.tensors()) {
+    auto shape = shape_of(t);
+    auto n = (std::size_t)t.size();
+    f.add_bf16(t.name, shape, std::span<const std::uint16_t>(P.weights.data() + t.offset, n));
+    f.add_f32("optim.master." + t.name, shape, std::span<const float>(P.master.data() + t.offset, n));
+    f.add_f32("optim.adam_m." + t.name, shape, std::span<const float>(P.adam_m.data() + t.offset, n));
+    f.add_f32("optim.adam_v." + t.name, shape, std::span<const float>(P.adam_v.data() + t.offset, n));
+  }
+  f.metadata["format"] = kFormat;
+  f.metadata["config"] = config_to_string(model_->config());
+  f.metadata["step"] = std::to_string(step_);
+  f.metadata["data_rng"] = std::to_string(data_rng_.state());
+  f.metadata["train_options"] = options_to_string(opt_);
+  f.metadata["tokenizer"] = tok_.serialize();
+  safetensors::save(f, path);
+}
+
+namespace {
+struct Loaded {
+  safetensors::File file;
+  ModelConfig cfg;
+  TrainOptions opt;
+  BpeTokenizer tok;
+  int step = 0;
+  std::uint64_t rng = 0;
+};
+Loaded open_checkpoint(const std::string& path) {
+  Loaded L;
+  L.file = safetensors::load(path);
+  auto where = " in checkpoint " + path;
+  auto meta = [&](const char* k) -> const std::string& {
+    try {
+      return L.file.meta(k);
+    } catch (const Error&) {
+      throw Error(std::string("missing '") + k + "'" + where + " (not an onegpu checkpoint?)");
+    }
+  };
+  if (meta("format") != kFormat) throw Error("unsupported checkpoint format '" + meta("format") + "'" + where);
+  try {
+    L.cfg = config_from_string(meta("config"));
+    L.opt = options_from_string(meta("train_options"));
+    L.tok = BpeTokenizer::deserialize(meta("tokenizer"));
+    L.step = std::stoi(meta("step"));
+    L.rng = std::stoull(meta("data_rng"));
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + where);
+  } catch (const std::exception&) {
+    throw Error("bad step or RNG state" + where);
+  }
+  if (L.step < 0) throw Error("negative step" + where);
+  if ((std::size_t)L.cfg.vocab != L.tok.vocab_size())
+    throw Error("the model's vocabulary does not match its tokenizer" + where);
+  return L;
+}
+}  // namespace
+
+void Trainer::load_state(const std::string& path, bool with_optimizer) {
+  // Called right after build() with the checkpoint's config; fills every array or throws.
+  safetensors::File f = safetensors::load(path);
+  auto& P = model_->params();
+  auto copy = [&](const std::string& name, const ParamTensor& t, float* dst) {
+    const auto& x = f.get(name);
+    if (x.shape != shape_of(t)) throw Error("tensor '" + name + "' has the wrong shape in checkpoint " + path);
+    auto v = x.f32();
+    std::memcpy(dst, v.data(), v.size() * sizeof(float));
+  };
+  for (const auto& t : P.tensors()) {
+    copy("optim.master." + t.name, t, P.master.data() + t.offset);
+    if (with_optimizer) {
+      copy("optim.adam_m." + t.name, t, P.adam_m.data() + t.offset);
+      copy("optim.adam_v." + t.name, t, P.adam_v.data() + t.offset);
+    }
+    if (!f.contains(t.name)) throw Error("missing tensor '" + t.name + "' in checkpoint " + path);
+  }
+  P.sync_weights_from_master();
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& corpus, int steps, int threads) {
+  Loaded L = open_checkpoint(path);
+  TrainOptions opt = L.opt;
+  opt.steps = steps;
+  opt.threads = threads;
+  if (steps < L.step)
+    throw Error("--steps " + std::to_string(steps) + " is below the checkpoint's step " + std::to_string(L.step));
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->build(L.cfg, opt, L.tok, &corpus);
+  t->load_state(path, true);
+  t->step_ = L.step;
+  t->data_rng_.set_state(L.rng);
+  return t;
+}
+
+std::unique_ptr<Trainer> Trainer::load_for_inference(const std::string& path, int threads) {
+  Loaded L = open_checkpoint(path);
+  TrainOptions opt = L.opt;
+  opt.threads = threads;
+  opt.steps = std::max(opt.steps, std::max(1, L.step));
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->build(L.cfg, opt, L.tok, nullptr);
+  t->load_state(path, false);
+  t->step_ = L.step;
+  return t;
+}
+
+}  // namespace onegpu::trainer
