@@ -64,8 +64,10 @@ void draw_chip(Canvas& c, const Rect& chip, const ChipLook& look, float wpp) {
   float edge_w = std::max(wpp, 0.012f * s);
 
   // Package.
-  if (power > 0.0f || look.flash > 0.0f)
-    c.glow(p.die, with_alpha(palette::lit, a * (0.10f * power + 0.45f * look.flash)), 0.04f * s, 0.55f * s);
+  // A glow only while switching on: at rest a field of 512 large soft quads would cost more
+  // fill than everything else in the frame, for a barely visible haze.
+  if (look.flash > 0.01f)
+    c.glow(p.die, with_alpha(palette::lit, a * 0.5f * look.flash), 0.04f * s, 0.55f * s);
   c.box(p.body, with_alpha(mix(palette::chip_off, palette::chip_body, power), a), 0.09f * s,
         with_alpha(mix(palette::chip_off_edge, palette::chip_edge, power), a), edge_w);
 
