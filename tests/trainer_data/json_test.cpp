@@ -120,6 +120,15 @@ TEST(Json, RejectsBadInputWithPosition) {
   expect_parse_error(std::string(200, '['), "nesting deeper");
 }
 
+TEST(Json, DuplicateKeysFoundInBigObjects) {
+  // Big objects use a hash set for the duplicate check; it must still catch them.
+  std::string s = "{";
+  for (int i = 0; i < 100; ++i) s += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  EXPECT_EQ(json::parse(s + "\"last\":0}").size(), 101u);
+  expect_parse_error(s + "\"k3\":0}", "duplicate key \"k3\"");
+  expect_parse_error(s + "\"k99\":0}", "duplicate key \"k99\"");
+}
+
 TEST(Json, MutatedInputNeverCrashes) {
   // Random edits of a valid document either parse or throw Error: nothing else.
   const std::string base =

@@ -221,6 +221,19 @@ TEST(Safetensors, EveryCorruptionIsOneClearError) {
                "does not match");
 }
 
+TEST(Safetensors, ManyTensorsRoundTrip) {
+  // A checkpoint of the largest preset holds tens of thousands of tensors in one header
+  // object; reading it must not be quadratic in their number (this test takes a few ms).
+  st::File f;
+  for (int i = 0; i < 20000; ++i) {
+    const std::vector<std::int32_t> v = {i};
+    f.add_i32("layer" + std::to_string(i / 100) + ".expert" + std::to_string(i % 100), {1}, v);
+  }
+  const st::File g = st::parse(st::serialize(f));
+  ASSERT_EQ(g.tensors().size(), 20000u);
+  EXPECT_EQ(g.get("layer123.expert45").i32(), std::vector<std::int32_t>{12345});
+}
+
 TEST(Safetensors, TruncationsAndBitFlipsNeverCrash) {
   // Every truncation of a valid file is an Error (no truncation is a valid file), and random
   // bit flips give either a valid file or an Error; nothing else, and no out-of-bounds read

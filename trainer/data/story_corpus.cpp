@@ -263,6 +263,32 @@ const List kOnceOpenings = {
     "Once upon a {W}, there lived {intro}.",
 };
 
+// "Why" tales: an animal, what it once could not do, and how things are to this day.
+struct WhyTale {
+  std::string_view animal, problem, gift, today;
+};
+const std::vector<WhyTale> kWhyTales = {
+    {"owl", "could not see in the dark", "a pair of big round eyes",
+     "owls stay awake all night and watch over the sleeping forest"},
+    {"turtle", "had no home to hide in", "a strong shell to carry on its back",
+     "turtles take their houses with them wherever they go"},
+    {"rabbit", "had short little ears", "long ears that could hear the softest sound",
+     "rabbits hear the fox long before the fox sees them"},
+    {"zebra", "was plain and white", "black stripes painted on by the moon",
+     "no two zebras have the same stripes"},
+    {"frog", "could not jump", "strong springy legs", "frogs leap from lily pad to lily pad"},
+    {"bee", "could not find the flowers", "a nose for the sweetest smells",
+     "bees hum from flower to flower all summer long"},
+    {"crow", "could not sing", "a loud clear caw", "crows call to each other across the fields"},
+    {"squirrel", "was always hungry in winter", "the idea of hiding nuts in the ground",
+     "squirrels bury nuts every autumn"},
+};
+
+const List kNumbers = {"one", "two", "three", "four", "five"};
+const List kOrdinals = {"first", "second", "third", "fourth", "fifth"};
+const List kCountables = {"apples", "shells", "stones", "feathers", "acorns", "buttons", "stars",
+                          "flowers"};
+
 const List kEventStarts = {"One day", "One morning", "One evening", "Early one spring",
                            "One cold winter night", "One summer afternoon", "The next day"};
 
@@ -410,7 +436,7 @@ std::string story(std::uint64_t seed, const StoryCorpusOptions& o) {
   para();
 
   const Quest& q = kQuests[r.below(kQuests.size())];
-  const int shape = static_cast<int>(r.below(10));
+  const int shape = static_cast<int>(r.below(12));
   if (shape < 7) {
     // A journey with a friend and an obstacle.
     add(std::string(r.pick(kEventStarts)) + ", " + std::string(q.event) + ".");
@@ -432,7 +458,33 @@ std::string story(std::uint64_t seed, const StoryCorpusOptions& o) {
     add(std::string(q.fixed) + ".");
     para();
     add(r.pick(kEndings));
-  } else if (shape < 9) {
+  } else if (shape == 7) {
+    // A "why" tale, told to the hero by the friend.
+    const WhyTale& y = kWhyTales[r.below(kWhyTales.size())];
+    const std::string a(y.animal);
+    add("One evening, {N} asked {F}, \"Why does the " + a + " look the way it does?\"");
+    add("{F} smiled and told {him} an old story.");
+    para();
+    add("\"Long ago, the " + a + " " + std::string(y.problem) + ".");
+    add("It was sad, and it asked the wind for help.");
+    add("The wind said, 'Be kind to three friends, and you will get what you need.'");
+    add("So the " + a + " helped a lost duckling, a tired snail and a cold little moth.");
+    add("The next morning, the " + a + " woke up with " + std::string(y.gift) + ".");
+    add("And that is why, to this day, " + std::string(y.today) + ".\"");
+    para();
+    add("{N} thought about the story for a long time, and then fell asleep.");
+  } else if (shape == 8) {
+    // A counting story: the same sentence, one more each day.
+    const std::string thing(r.pick(kCountables));
+    add("{N} wanted to give {F} a present, so {he} began to collect " + thing + ".");
+    for (std::size_t d = 0; d < kNumbers.size(); ++d) {
+      add("On the " + std::string(kOrdinals[d]) + " day, {N} found " + std::string(kNumbers[d]) + " " +
+          (d == 0 ? thing.substr(0, thing.size() - 1) : thing) + ".");
+    }
+    add("That made fifteen " + thing + " in all.");
+    add("{N} put them in a box and gave the box to {F}.");
+    add("\"Thank you,\" said {F}. \"This is the best present I have ever had.\"");
+  } else if (shape < 11) {
     // A short fable with a moral.
     add(std::string(r.pick(kEventStarts)) + ", " + std::string(q.event) + ".");
     add("{N} asked {F} for help, but {F} said, \"I am too busy today.\"");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <unordered_set>
 
 namespace onegpu::trainer::json {
 
@@ -102,6 +103,7 @@ class Parser {
     ++pos_;  // '{'
     Value v = Value::object();
     auto& members = v.as_object();
+    std::unordered_set<std::string> seen;
     skip_ws();
     if (pos_ < s_.size() && s_[pos_] == '}') {
       ++pos_;
@@ -112,11 +114,20 @@ class Parser {
       if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
       std::size_t key_pos = pos_;
       std::string key = string();
-      for (const auto& m : members)
-        if (m.first == key) {
-          pos_ = key_pos;
-          fail("duplicate key \"" + key + "\"");
-        }
+      // Duplicate keys: a scan for small objects, a hash set for big ones (a checkpoint header
+      // holds thousands of tensor names in one object).
+      bool dup = false;
+      if (members.size() < 16) {
+        for (const auto& m : members) dup = dup || m.first == key;
+      } else {
+        if (seen.empty())
+          for (const auto& m : members) seen.insert(m.first);
+        dup = !seen.insert(key).second;
+      }
+      if (dup) {
+        pos_ = key_pos;
+        fail("duplicate key \"" + key + "\"");
+      }
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':'");
       ++pos_;
