@@ -204,6 +204,10 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
   ImGui::Begin("##caption", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
   {
     ImGui::PushFont(small_font_);
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 1.0f * s});
+    if (ImGui::SmallButton(nav_.sidebar_open() ? "Hide list" : "Chapters")) nav_.apply(Action::ToggleSidebar, now);
+    ImGui::PopStyleVar();
+    ImGui::SameLine();
     ImGui::TextColored(im(render::palette::text_dim), "%d / %zu  ·  %s", nav_.index() + 1, chapters.size(),
                        std::string(info.part).c_str());
     ImGui::PopFont();
