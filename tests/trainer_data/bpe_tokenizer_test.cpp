@@ -160,6 +160,20 @@ TEST(BpeTokenizer, EndOfTextToken) {
   EXPECT_THROW(t.token_text(-1), Error);
 }
 
+TEST(BpeTokenizer, EncodeDocumentsMatchesEncodeOneByOne) {
+  // encode_documents shares a cache of encoded words across documents; it must give exactly
+  // what encoding each document alone gives.
+  const BpeTokenizer& t = small_tokenizer();
+  const auto& docs = small_corpus().heldout;
+  std::vector<std::int32_t> want;
+  for (const auto& d : docs) {
+    const auto ids = t.encode(d);
+    want.insert(want.end(), ids.begin(), ids.end());
+    want.push_back(t.eot_id());
+  }
+  EXPECT_EQ(t.encode_documents(docs), want);
+}
+
 TEST(BpeTokenizer, VocabSizeIsRespected) {
   const auto& docs = small_corpus().train;
   for (std::size_t v : {257u, 300u, 700u}) {

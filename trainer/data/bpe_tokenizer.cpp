@@ -227,30 +227,41 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<std::int32_t
   out.insert(out.end(), s.begin(), s.end());
 }
 
-std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text) const {
-  std::vector<std::int32_t> out;
-  out.reserve(text.size() / 3 + 1);
-  // Texts repeat their words; remember each piece's tokens within this call.
-  std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> seen;
+// Pieces already encoded in this call: where their tokens sit in the output.
+struct BpeTokenizer::PieceCache
+    : std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> {};
+
+void BpeTokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& out,
+                               PieceCache& cache) const {
   for (std::string_view p : pretokenize(text)) {
-    auto it = seen.find(p);
-    if (it != seen.end()) {
+    auto it = cache.find(p);
+    if (it != cache.end()) {
       const auto [at, len] = it->second;
       for (std::size_t i = 0; i < len; ++i) out.push_back(out[at + i]);
       continue;
     }
     const std::size_t at = out.size();
     encode_piece(p, out);
-    if (seen.size() < 200000) seen.emplace(p, std::make_pair(at, out.size() - at));
+    if (cache.size() < 200000) cache.emplace(p, std::make_pair(at, out.size() - at));
   }
+}
+
+std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text) const {
+  std::vector<std::int32_t> out;
+  out.reserve(text.size() / 3 + 1);
+  PieceCache cache;
+  encode_into(text, out, cache);
   return out;
 }
 
 std::vector<std::int32_t> BpeTokenizer::encode_documents(std::span<const std::string> documents) const {
   std::vector<std::int32_t> out;
+  std::size_t bytes = 0;
+  for (const auto& d : documents) bytes += d.size();
+  out.reserve(bytes / 3 + documents.size());
+  PieceCache cache;  // shared by all documents: most words repeat across them
   for (const auto& d : documents) {
-    auto ids = encode(d);
-    out.insert(out.end(), ids.begin(), ids.end());
+    encode_into(d, out, cache);
     out.push_back(eot_id());
   }
   return out;

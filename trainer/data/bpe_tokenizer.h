@@ -78,6 +78,8 @@ class BpeTokenizer {
  private:
   void add_merge(std::int32_t a, std::int32_t b);
   void encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const;
+  struct PieceCache;  // pieces already encoded within one call
+  void encode_into(std::string_view text, std::vector<std::int32_t>& out, PieceCache& cache) const;
 
   std::vector<std::pair<std::int32_t, std::int32_t>> merges_;
   std::vector<std::string> tokens_;                                   // id -> bytes
