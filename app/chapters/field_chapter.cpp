@@ -86,7 +86,7 @@ Camera GpuChapter::closeup(glm::vec2 viewport) const {
   Rect chip = layout_.chip_rect(0);
   float s = chip.size().x;
   // Room above and below the chip for the labels.
-  Rect view = Rect::centered(chip.center() + glm::vec2(0.0f, -0.02f * s), {s * 1.5f, s * 1.62f});
+  Rect view = Rect::centered(chip.center() + glm::vec2(0.0f, 0.0f * s), {s * 1.5f, s * 1.66f});
   return Camera::fit(view, viewport, 0.02f);
 }
 
@@ -123,16 +123,15 @@ void GpuChapter::draw(const SceneFrame& f, const Camera& cam) {
          with_alpha(palette::text_dim, compute_a), Align::Center);
 
   float mem_a = phase(t, 4.3f, 0.6f, Ease::Smooth);
-  float top = p.body.max.y + 0.075f * s;
   for (int side = 0; side < 2; ++side) {
     const Rect& stack = p.stacks[side * 3 + 2];
     glm::vec2 anchor{stack.center().x, stack.max.y + 0.012f * s};
-    c.line({anchor.x, top - 0.02f * s}, anchor, lw, with_alpha(palette::memory, mem_a * 0.8f));
+    c.line({anchor.x, p.body.max.y + 0.045f * s}, anchor, lw, with_alpha(palette::memory, mem_a * 0.8f));
     c.disc(anchor, lw * 2.2f, with_alpha(palette::memory, mem_a));
-    c.text("Memory", {anchor.x, top}, big, with_alpha(palette::text, mem_a), Align::Center);
+    c.text("Memory", {anchor.x, p.body.max.y + 0.115f * s}, big, with_alpha(palette::text, mem_a), Align::Center);
+    c.text("holds what the cores use", {anchor.x, p.body.max.y + 0.065f * s}, small,
+           with_alpha(palette::text_dim, mem_a), Align::Center);
   }
-  c.text("holds what the cores work on", {p.body.center().x, top + 0.1f * big}, small,
-         with_alpha(palette::text_dim, mem_a), Align::Center);
   c.text("GPU 1", {p.body.min.x + 0.05f * s, p.body.min.y + 0.035f * s}, small,
          with_alpha(palette::text_faint, d.gpu1_detail), Align::Left);
   c.set_layer(0);
