@@ -12,7 +12,17 @@
 // Collectives run once, on one worker, after every member has arrived, with members in rank
 // order, so a runner that reduces in that order is bitwise reproducible.
 // Each op's wall time is measured and fed to the virtual clock (virtual_clock.h); every
-// completed op becomes an Event in the worker's own ring when an EventStream is attached.
+// completed op becomes an Event in the worker's own ring when an EventStream is attached
+// (Event::value = measured seconds, Event::id = op id).
+//
+// What a runner may rely on:
+//   - ops of one rank never run at the same time and run in program order, so per-rank
+//     state needs no lock; a collective runs while all its member ranks wait at it;
+//   - a Recv runs after its Send has returned, and what the Send wrote is visible to it (the
+//     engine's lock orders them). Sends are eager: the sender moves on, so the runner must
+//     copy the data into a buffer of its own (a mailbox keyed by the send's op id);
+//   - any worker may run any rank's op: keep nothing per thread.
+// A runner that throws stops the step; run() / wait() rethrow the first exception.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
