@@ -258,6 +258,27 @@ TEST(Engine, EventsForEveryOp) {
   EXPECT_THROW(Engine(plan, null, EngineOptions{.workers = 3, .events = &stream}), Error);
 }
 
+TEST(Engine, SimulatedTimelineAsEvents) {
+  const Plan plan = compile_plan(cfg(Schedule::OneFOneB, 2, 2, 2, 2));
+  const Timeline tl = simulate(plan, CostModel::unit());
+  const std::vector<Event> ev = timeline_events(plan, tl, 3);
+  ASSERT_EQ(ev.size(), plan.ops.size());
+  for (const Op& op : plan.ops) {
+    const Event& e = ev[op.id];
+    EXPECT_EQ(e.rank, op.rank);
+    EXPECT_EQ(e.step, 3);
+    EXPECT_EQ(e.microbatch, op.microbatch);
+    EXPECT_DOUBLE_EQ(e.virtual_end, tl.ops[op.id].end);
+    if (op.kind == OpKind::AllToAll) {
+      EXPECT_EQ(e.kind, EventKind::AllToAll);
+      EXPECT_EQ(e.detail, static_cast<int>(op.phase));
+    }
+    if (op.kind == OpKind::Backward) {
+      EXPECT_EQ(e.kind, EventKind::Backward);
+    }
+  }
+}
+
 TEST(Engine, RunsAgainForTheNextStep) {
   const Plan plan = compile_plan(cfg(Schedule::Interleaved, 2, 2, 1, 4, 2));
   Recorder rec(plan);

@@ -125,6 +125,9 @@ TEST(Validate, NamesTheRuleBroken) {
   c = cfg(1, 1, 1);
   c.top_k = 17;
   EXPECT_EQ(error_of(c), "top-k=17 cannot exceed the 16 experts");
+  c = cfg(1, 1, 1);
+  c.sizes.params_per_expert = -5;
+  EXPECT_EQ(error_of(c), "parameters per expert cannot be negative (got -5)");
   EXPECT_THROW(Layout(cfg(3, 3, 1)), Error);
 }
 

@@ -208,6 +208,21 @@ TEST(VirtualClock, OneFOneBHoldsPActivationsGPipeHoldsM) {
     }
 }
 
+TEST(VirtualClock, InterleavingCostsActivationMemory) {
+  // Megatron's warm-up on stage s is (p-s-1)*2 + (v-1)*p chunk forwards, plus one in steady
+  // state; each chunk is 1/v of the stage, so stage 0 holds more than 1F1B's p microbatches.
+  for (auto [p, v, m] : {std::tuple{4, 2, 8}, {2, 2, 4}, {4, 4, 8}, {8, 2, 16}}) {
+    const Plan plan = compile_plan(pipe(Schedule::Interleaved, p, m, v));
+    const Summary s = summarize(plan, simulate(plan, CostModel::unit()));
+    for (int st = 0; st < p; ++st) {
+      const int warmup = std::min((p - st - 1) * 2 + (v - 1) * p, m * v);
+      EXPECT_EQ(s.peak_live[static_cast<std::size_t>(st)], std::min(warmup + 1, m * v))
+          << "p=" << p << " v=" << v << " m=" << m << " stage " << st;
+    }
+    EXPECT_GT(s.peak_live_microbatches[0], p);
+  }
+}
+
 TEST(VirtualClock, CommunicationCostsFollowTheLinks) {
   CostModel m = CostModel::for_link("nvlink");
   EXPECT_EQ(m.link(0, 7).name, "nvlink");

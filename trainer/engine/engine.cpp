@@ -215,33 +215,46 @@ std::size_t Engine::ops_done() const {
 void Engine::make_events(const Task& t, double measured_s, std::vector<Event>& out) const {
   const Timeline& tl = clock_->timeline();
   auto one = [&](std::uint32_t id) {
-    const Op& op = plan_.ops[id];
-    const OpTime& ot = tl.ops[id];
-    Event e;
-    e.rank = op.rank;
-    e.kind = event_kind(op.kind);
-    e.detail = static_cast<std::uint8_t>(op.kind == OpKind::AllToAll ? static_cast<int>(op.phase)
-                                         : op.group != Group::None  ? static_cast<int>(op.group)
-                                                                    : static_cast<int>(op.part));
-    e.layer = static_cast<std::int16_t>(op.layer_begin);
-    e.step = step_;
-    e.microbatch = op.microbatch;
-    e.chunk = static_cast<std::int16_t>(op.chunk);
-    e.peer = static_cast<std::int16_t>(op.peer);
-    e.id = op.id;
-    e.virtual_begin = ot.begin;
-    e.virtual_end = ot.end;
-    e.wall_begin_ns = ot.wall_begin_ns;
-    e.wall_end_ns = ot.wall_end_ns;
-    e.bytes = op.bytes;
-    e.value = measured_s;
-    out.push_back(e);
+    out.push_back(op_event(plan_, tl, id, step_));
+    out.back().value = measured_s;
   };
   if (t.collective) {
     for (std::uint32_t id : plan_.collectives[t.index].ops) one(id);
   } else {
     one(t.index);
   }
+}
+
+Event op_event(const Plan& plan, const Timeline& tl, std::uint32_t op_id, int step) {
+  const Op& op = plan.ops[op_id];
+  const OpTime& ot = tl.ops[op_id];
+  Event e;
+  e.rank = op.rank;
+  e.kind = event_kind(op.kind);
+  // detail: the all-to-all phase, the collective's group, or the compute part.
+  e.detail = static_cast<std::uint8_t>(op.kind == OpKind::AllToAll ? static_cast<int>(op.phase)
+                                       : op.group != Group::None  ? static_cast<int>(op.group)
+                                                                  : static_cast<int>(op.part));
+  e.layer = static_cast<std::int16_t>(op.layer_begin);
+  e.step = step;
+  e.microbatch = op.microbatch;
+  e.chunk = static_cast<std::int16_t>(op.chunk);
+  e.peer = static_cast<std::int16_t>(op.peer);
+  e.id = op.id;
+  e.virtual_begin = ot.begin;
+  e.virtual_end = ot.end;
+  e.wall_begin_ns = ot.wall_begin_ns;
+  e.wall_end_ns = ot.wall_end_ns;
+  e.bytes = op.bytes;
+  e.value = ot.measured_s;
+  return e;
+}
+
+std::vector<Event> timeline_events(const Plan& plan, const Timeline& tl, int step) {
+  std::vector<Event> out;
+  out.reserve(plan.ops.size());
+  for (const Op& op : plan.ops) out.push_back(op_event(plan, tl, op.id, step));
+  return out;
 }
 
 void Engine::worker_main(int index) {

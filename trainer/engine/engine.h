@@ -71,6 +71,11 @@ struct EngineOptions {
 
 enum class EngineState { Paused, Finished };
 
+// The events the engine would emit for ops of a timeline: for drawing a plan that was only
+// simulated (no maths run). One per op, in op id order; collectives give one per member.
+Event op_event(const Plan& plan, const Timeline& tl, std::uint32_t op_id, int step);
+std::vector<Event> timeline_events(const Plan& plan, const Timeline& tl, int step);
+
 class Engine {
  public:
   Engine(const Plan& plan, OpRunner& runner, EngineOptions options = {});

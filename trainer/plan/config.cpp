@@ -1,6 +1,7 @@
 #include "trainer/plan/config.h"
 
 #include <string>
+#include <utility>
 
 #include "trainer/error.h"
 
@@ -42,6 +43,14 @@ void validate(const RunConfig& c) {
   positive("microbatches", c.microbatches);
   positive("tokens per microbatch", c.sizes.tokens_per_microbatch);
   positive("d_model", c.sizes.d_model);
+  for (auto [what, v] : {std::pair{"dense parameters per layer", c.sizes.dense_params_per_layer},
+                         {"parameters per expert", c.sizes.params_per_expert},
+                         {"embedding parameters", c.sizes.embedding_params},
+                         {"head parameters", c.sizes.head_params},
+                         {"bytes per activation value", c.sizes.activation_bytes_per_value},
+                         {"bytes per gradient", c.sizes.grad_bytes_per_param},
+                         {"bytes per weight", c.sizes.weight_bytes_per_param}})
+    if (v < 0) throw Error(std::string(what) + " cannot be negative (got " + s(v) + ")");
   if (c.top_k > c.experts)
     throw Error("top-k=" + s(c.top_k) + " cannot exceed the " + s(c.experts) + " experts");
   if (c.dp % c.ep != 0) throw Error("ep must divide dp (ep=" + s(c.ep) + ", dp=" + s(c.dp) + ")");
