@@ -120,17 +120,21 @@ void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, i
     int b = bh / H, h = bh % H;
     const float* base = qkv + (long)b * S * row;
     float* P = probs + (long)bh * S * S;
+    // K of this head transposed to [dh, S] so the scores of row i vectorise over j.
+    std::vector<float> kt((std::size_t)dh * S);
+    for (int j = 0; j < S; ++j)
+      for (int d = 0; d < dh; ++d) kt[(std::size_t)d * S + j] = base[j * row + D + h * dh + d];
     for (int i = 0; i < S; ++i) {
       const float* q = base + i * row + h * dh;
       float* p = P + (long)i * S;
-      float mx = -INFINITY;
-      for (int j = 0; j <= i; ++j) {
-        const float* k = base + j * row + D + h * dh;
-        float s = 0.f;
-        for (int d = 0; d < dh; ++d) s += q[d] * k[d];
-        p[j] = s * scale;
-        mx = std::max(mx, p[j]);
+      for (int j = 0; j <= i; ++j) p[j] = 0.f;
+      for (int d = 0; d < dh; ++d) {
+        const float qd = q[d] * scale;
+        const float* kd = kt.data() + (std::size_t)d * S;
+        for (int j = 0; j <= i; ++j) p[j] += qd * kd[j];
       }
+      float mx = -INFINITY;
+      for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
       float sum = 0.f;
       for (int j = 0; j <= i; ++j) {
         p[j] = std::exp(p[j] - mx);
@@ -166,21 +170,24 @@ void CpuBackend::attention_backward(const float* qkv, const float* probs, const 
     for (int i = 0; i < S; ++i)
       for (int part = 0; part < 3; ++part)
         std::fill(dbase + i * row + part * D + h * dh, dbase + i * row + part * D + h * dh + dh, 0.f);
-    std::vector<float> dp(S);
+    // V transposed to [dh, S] so dP = dout V^T vectorises over j.
+    std::vector<float> vt((std::size_t)dh * S), dp(S);
+    for (int j = 0; j < S; ++j)
+      for (int d = 0; d < dh; ++d) vt[(std::size_t)d * S + j] = base[j * row + 2 * D + h * dh + d];
     for (int i = 0; i < S; ++i) {
       const float* p = P + (long)i * S;
       const float* go = dout + ((long)b * S + i) * D + h * dh;
+      for (int j = 0; j <= i; ++j) dp[j] = 0.f;
+      for (int d = 0; d < dh; ++d) {
+        const float g = go[d];
+        const float* vd = vt.data() + (std::size_t)d * S;
+        for (int j = 0; j <= i; ++j) dp[j] += g * vd[j];
+      }
       float dot = 0.f;
       for (int j = 0; j <= i; ++j) {
-        const float* v = base + j * row + 2 * D + h * dh;
         float* dv = dbase + j * row + 2 * D + h * dh;
-        float s = 0.f;
-        for (int d = 0; d < dh; ++d) {
-          s += go[d] * v[d];
-          dv[d] += p[j] * go[d];
-        }
-        dp[j] = s;
-        dot += s * p[j];
+        for (int d = 0; d < dh; ++d) dv[d] += p[j] * go[d];
+        dot += dp[j] * p[j];
       }
       const float* q = base + i * row + h * dh;
       float* dq = dbase + i * row + h * dh;
@@ -245,13 +252,16 @@ double CpuBackend::cross_entropy(const float* logits, const std::int32_t* target
       float mx = -INFINITY;
       for (int v = 0; v < V; ++v) mx = std::max(mx, l[v]);
       double sum = 0.0;
-      for (int v = 0; v < V; ++v) sum += std::exp(l[v] - mx);
-      row_loss_[t] = std::log(sum) + mx - l[y];
-      if (dl) {
-        float inv = (float)(1.0 / sum);
-        for (int v = 0; v < V; ++v) dl[v] = scale * std::exp(l[v] - mx) * inv;
+      const float ly = l[y];
+      if (dl) {  // exponentials kept in dl, then scaled in place
+        for (int v = 0; v < V; ++v) sum += dl[v] = std::exp(l[v] - mx);
+        float f = (float)(scale / sum);
+        for (int v = 0; v < V; ++v) dl[v] *= f;
         dl[y] -= scale;
+      } else {
+        for (int v = 0; v < V; ++v) sum += std::exp(l[v] - mx);
       }
+      row_loss_[t] = std::log(sum) + mx - ly;
     }
   };
   for_chunks(T, 4, rows);

@@ -20,6 +20,7 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(MemoryTracker& tracker, int threads = 1);
   std::string_view name() const override { return "cpu"; }
   int threads() const override { return pool_ ? pool_->threads() : 1; }
+  ThreadPool* pool() { return pool_.get(); }  // null on one thread
 
   void matmul(const float* A, const float* B, float* C, int M, int K, int N, bool transA,
               bool transB, bool accumulate) override;

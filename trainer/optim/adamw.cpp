@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "trainer/error.h"
+#include "trainer/ops/thread_pool.h"
 
 namespace onegpu::trainer {
 
@@ -62,11 +66,28 @@ void adamw_range(float* w, float* m, float* v, const float* g, bf16* wb, std::in
 }
 }  // namespace
 
-double global_grad_norm(const ParamStore& p) { return std::sqrt(sum_squares(p.grads.data(), p.count())); }
+constexpr std::int64_t kBlock = 1 << 16;  // elements per block of work
 
-UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step) {
+void for_blocks(std::int64_t n, ThreadPool* pool, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  int blocks = (int)((n + kBlock - 1) / kBlock);
+  auto run = [&](int i) { fn(i * kBlock, std::min(n, (i + 1) * kBlock)); };
+  if (pool)
+    pool->parallel_for(blocks, run);
+  else
+    for (int i = 0; i < blocks; ++i) run(i);
+}
+
+double global_grad_norm(const ParamStore& p, ThreadPool* pool) {
+  std::vector<double> part((std::size_t)((p.count() + kBlock - 1) / kBlock));
+  for_blocks(p.count(), pool, [&](std::int64_t a, std::int64_t b) { part[a / kBlock] = sum_squares(p.grads.data() + a, b - a); });
+  double s = 0.0;
+  for (double v : part) s += v;
+  return std::sqrt(s);
+}
+
+UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, ThreadPool* pool) {
   UpdateStats st;
-  st.grad_norm = global_grad_norm(p);
+  st.grad_norm = global_grad_norm(p, pool);
   if (!std::isfinite(st.grad_norm)) throw Error("optimizer: gradient norm is not finite (training diverged)");
   st.lr = learning_rate(c, step);
   if (c.clip_norm > 0.f && st.grad_norm > c.clip_norm) st.clip_scale = (float)(c.clip_norm / st.grad_norm);
@@ -74,12 +95,19 @@ UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step) {
   const float bc1 = 1.f - (float)std::pow((double)b1, step + 1);
   const float bc2 = 1.f - (float)std::pow((double)b2, step + 1);
   const float lr = st.lr, scale = st.clip_scale;
-  for (const auto& t : p.tensors()) {
-    const float wd = t.kind == ParamKind::Norm ? 0.f : c.weight_decay;
-    adamw_range(p.master.data() + t.offset, p.adam_m.data() + t.offset, p.adam_v.data() + t.offset,
-                p.grads.data() + t.offset, p.weights.data() + t.offset, t.size(), scale, b1, b2, 1.f / bc1,
-                1.f / bc2, lr, wd, c.eps);
-  }
+  // Weight decay per element range: norm gains have none.
+  std::vector<std::pair<std::int64_t, float>> wd_from;  // (start offset, decay), sorted
+  for (const auto& t : p.tensors()) wd_from.push_back({t.offset, t.kind == ParamKind::Norm ? 0.f : c.weight_decay});
+  for_blocks(p.count(), pool, [&](std::int64_t a, std::int64_t b) {
+    std::size_t ti = std::upper_bound(wd_from.begin(), wd_from.end(), std::make_pair(a, 1e30f)) - wd_from.begin() - 1;
+    for (std::int64_t i = a; i < b;) {
+      std::int64_t end = ti + 1 < wd_from.size() ? std::min(b, wd_from[ti + 1].first) : b;
+      adamw_range(p.master.data() + i, p.adam_m.data() + i, p.adam_v.data() + i, p.grads.data() + i,
+                  p.weights.data() + i, end - i, scale, b1, b2, 1.f / bc1, 1.f / bc2, lr, wd_from[ti].second, c.eps);
+      i = end;
+      ++ti;
+    }
+  });
   return st;
 }
 

@@ -28,10 +28,14 @@ struct UpdateStats {
   float clip_scale = 1.f;
 };
 
-// Global L2 norm of all gradients, summed in a fixed order.
-double global_grad_norm(const ParamStore& p);
+class ThreadPool;
 
-// One AdamW update; `step` is the number of updates done before this one.
-UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step);
+// Global L2 norm of all gradients, summed in a fixed order (fixed blocks, then in block order),
+// so the result does not depend on the pool.
+double global_grad_norm(const ParamStore& p, ThreadPool* pool = nullptr);
+
+// One AdamW update; `step` is the number of updates done before this one. Element-wise, so
+// splitting it over a pool changes nothing in the result.
+UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, ThreadPool* pool = nullptr);
 
 }  // namespace onegpu::trainer

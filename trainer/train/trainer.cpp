@@ -72,7 +72,7 @@ StepResult Trainer::step() {
     ce += st.ce_sum;
     aux += st.aux_sum;
   }
-  UpdateStats u = adamw_update(P, opt_.optim, step_);
+  UpdateStats u = adamw_update(P, opt_.optim, step_, backend_->pool());
   ++step_;
   r.step = step_;
   r.loss = ce / std::max(1, targets);
