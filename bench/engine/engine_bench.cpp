@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     // Baseline: the same ops called in a plain loop in a valid order.
     const auto t0 = Clock::now();
     const int reps = quick ? 3 : 10;
-    const OpContext ctx{plan, 0, 0};
+    const OpContext ctx{plan};
     for (int r = 0; r < reps; ++r) {
       DependencyTracker tr(plan);
       std::vector<Task> ready, next;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -256,6 +257,46 @@ TEST(Engine, EventsForEveryOp) {
   EXPECT_TRUE(kinds.count(EventKind::Send));
   EXPECT_TRUE(kinds.count(EventKind::AllReduce));
   EXPECT_THROW(Engine(plan, null, EngineOptions{.workers = 3, .events = &stream}), Error);
+}
+
+TEST(Engine, RunnersEmitTheirOwnEventsAtTheOpsVirtualTime) {
+  struct Lossy final : OpRunner {
+    std::vector<double> begins = std::vector<double>(64, -1);
+    std::mutex mu;
+    void run(const Op& op, const OpContext& ctx) override {
+      {
+        std::lock_guard lk(mu);
+        begins[op.id] = ctx.virtual_begin;
+      }
+      if (op.kind != OpKind::Forward || op.chunk != ctx.plan.config.chunks() - 1) return;
+      Event e;
+      e.kind = EventKind::Loss;
+      e.rank = op.rank;
+      e.microbatch = op.microbatch;
+      e.virtual_begin = ctx.virtual_begin;
+      e.value = 2.0 + op.microbatch;
+      EXPECT_TRUE(ctx.emit(e));
+    }
+  } lossy;
+  const Plan plan = compile_plan(cfg(Schedule::OneFOneB, 2, 1, 1, 3));
+  ASSERT_LE(plan.ops.size(), 64u);
+  EventStream stream(2);
+  Engine engine(plan, lossy, EngineOptions{.workers = 2, .cost = CostModel::unit(), .events = &stream});
+  const Timeline& tl = engine.run();
+  for (const Op& op : plan.ops) {
+    if (op.collective < 0) {
+      EXPECT_DOUBLE_EQ(lossy.begins[op.id], tl.ops[op.id].begin) << describe(op);
+    }
+  }
+  std::vector<double> losses;
+  stream.drain([&](const Event& e) {
+    if (e.kind == EventKind::Loss) {
+      losses.push_back(e.value);
+      EXPECT_DOUBLE_EQ(e.virtual_begin, 1.0 + 3.0 * e.microbatch);  // 1F1B, F=1, B=2, p=2
+    }
+  });
+  std::sort(losses.begin(), losses.end());
+  EXPECT_EQ(losses, (std::vector<double>{2, 3, 4}));
 }
 
 TEST(Engine, SimulatedTimelineAsEvents) {

@@ -267,10 +267,10 @@ void Engine::worker_main(int index) {
     const Task t = queue_.front();
     queue_.pop_front();
     ++running_;
-    const int step = step_;
+    // Fixed already: the rank (and each collective member) is busy with t until it completes.
+    const OpContext ctx{plan_, index, step_, clock_->begin_of(t), options_.events};
     lk.unlock();
 
-    const OpContext ctx{plan_, index, step};
     const std::int64_t w0 = now_ns();
     std::exception_ptr failed;
     try {

@@ -41,8 +41,17 @@ namespace onegpu::trainer {
 
 struct OpContext {
   const Plan& plan;
-  int worker;  // 0..workers-1, the thread running the op
-  int step;
+  int worker = 0;                 // 0..workers-1, the thread running the op
+  int step = 0;
+  double virtual_begin = 0;       // when the op begins on the virtual clock (its end is not
+                                  // known until its cost is measured)
+  EventStream* events = nullptr;  // the engine's stream, if any
+
+  // Pushes a runner's own event (loss, memory level, probe) into this worker's ring, the
+  // one lane this thread may write. Never blocks; false if it was dropped (and counted).
+  bool emit(const Event& e) const {
+    return events ? events->push(static_cast<std::size_t>(worker), e) : false;
+  }
 };
 
 class OpRunner {

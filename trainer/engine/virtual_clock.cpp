@@ -93,6 +93,20 @@ VirtualClock::VirtualClock(const Plan& plan, CostModel model)
   tl_.ops.assign(plan.ops.size(), OpTime{});
 }
 
+double VirtualClock::begin_of(const Task& task) const {
+  if (task.collective) {
+    double begin = 0;
+    for (int r : plan_.collectives[task.index].ranks)
+      begin = std::max(begin, rank_free_[static_cast<std::size_t>(r)]);
+    return begin;
+  }
+  const Op& op = plan_.ops[task.index];
+  const double ready = rank_free_[static_cast<std::size_t>(op.rank)];
+  if (op.kind == OpKind::Send) return std::max(ready, send_free_[static_cast<std::size_t>(op.rank)]);
+  if (op.kind == OpKind::Recv) return std::max(ready, tl_.ops[static_cast<std::size_t>(op.match)].begin);
+  return ready;
+}
+
 void VirtualClock::complete(const Task& task, double measured_s) {
   if (task.collective) {
     const Collective& c = plan_.collectives[task.index];

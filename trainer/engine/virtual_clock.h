@@ -72,6 +72,8 @@ struct Timeline {
 class VirtualClock {
  public:
   VirtualClock(const Plan& plan, CostModel model);
+  // When a ready task begins (its dependencies are complete, so this is already fixed).
+  double begin_of(const Task& task) const;
   // Sets the virtual times of the task's op(s); measured_s is the wall cost (compute ops).
   void complete(const Task& task, double measured_s = 0);
   const Timeline& timeline() const { return tl_; }
