@@ -166,12 +166,17 @@ TEST(BpeTokenizer, EncodeDocumentsMatchesEncodeOneByOne) {
   const BpeTokenizer& t = small_tokenizer();
   const auto& docs = small_corpus().heldout;
   std::vector<std::int32_t> want;
+  std::vector<std::int64_t> want_starts;
   for (const auto& d : docs) {
+    want_starts.push_back(static_cast<std::int64_t>(want.size()));
     const auto ids = t.encode(d);
     want.insert(want.end(), ids.begin(), ids.end());
     want.push_back(t.eot_id());
   }
   EXPECT_EQ(t.encode_documents(docs), want);
+  std::vector<std::int64_t> starts = {99};  // replaced, not appended to
+  EXPECT_EQ(t.encode_documents(docs, &starts), want);
+  EXPECT_EQ(starts, want_starts);
 }
 
 TEST(BpeTokenizer, VocabSizeIsRespected) {

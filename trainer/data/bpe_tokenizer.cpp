@@ -254,13 +254,16 @@ std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text) const {
   return out;
 }
 
-std::vector<std::int32_t> BpeTokenizer::encode_documents(std::span<const std::string> documents) const {
+std::vector<std::int32_t> BpeTokenizer::encode_documents(std::span<const std::string> documents,
+                                                         std::vector<std::int64_t>* doc_starts) const {
   std::vector<std::int32_t> out;
   std::size_t bytes = 0;
   for (const auto& d : documents) bytes += d.size();
   out.reserve(bytes / 3 + documents.size());
   PieceCache cache;  // shared by all documents: most words repeat across them
+  if (doc_starts) doc_starts->clear();
   for (const auto& d : documents) {
+    if (doc_starts) doc_starts->push_back(static_cast<std::int64_t>(out.size()));
     encode_into(d, out, cache);
     out.push_back(eot_id());
   }
