@@ -126,7 +126,7 @@ class Parser {
       }
       if (dup) {
         pos_ = key_pos;
-        fail("duplicate key \"" + key + "\"");
+        fail("duplicate key " + quoted(key));
       }
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':'");
@@ -399,7 +399,7 @@ const Value* Value::find(std::string_view key) const {
 const Value& Value::at(std::string_view key) const {
   if (type_ != Type::Object) wrong_type("an object", type_);
   if (const Value* v = find(key)) return *v;
-  throw Error("JSON: missing key \"" + std::string(key) + "\"");
+  throw Error("JSON: missing key " + quoted(key));
 }
 
 Value& Value::set(std::string key, Value v) {

@@ -5,6 +5,8 @@
 //   Value   a small DOM (null, bool, number, string, array, object) that parse() returns;
 //           objects keep their keys in file order.
 //
+// Strings are byte strings: bytes >= 0x80 pass through both ways unchecked (write UTF-8 if a
+// strict reader such as Perfetto or Python will read the text).
 // Numbers keep their exact int64 value when written as an integer (safetensors offsets need it).
 // Non-finite doubles are written as null (JSON has no NaN). Bad input throws onegpu::trainer::Error.
 #include <cstdint>

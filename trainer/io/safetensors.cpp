@@ -252,12 +252,13 @@ File parse(std::string_view bytes, std::string_view source) {
     if (name == "__metadata__") {
       if (!v.is_object()) throw bad("\"__metadata__\" is not an object");
       for (const auto& [k, mv] : v.as_object()) {
-        if (!mv.is_string()) throw bad("metadata value for '" + k + "' is not a string");
+        if (!mv.is_string()) throw bad("metadata value for " + json::quoted(k) + " is not a string");
         f.metadata[k] = mv.as_string();
       }
       continue;
     }
-    const std::string where = "tensor '" + name + "'";
+    // Names come from the file: quoted and escaped, so the error stays one printable line.
+    const std::string where = "tensor " + json::quoted(name);
     if (name.empty()) throw bad("a tensor has an empty name");
     if (!v.is_object()) throw bad(where + " is not described by an object");
     const json::Value* dt = v.find("dtype");
@@ -271,7 +272,7 @@ File parse(std::string_view bytes, std::string_view source) {
     try {
       dtype = dtype_from_name(dt->as_string());
     } catch (const Error&) {
-      throw bad(where + " has unknown dtype \"" + dt->as_string() + "\"");
+      throw bad(where + " has unknown dtype " + json::quoted(dt->as_string()));
     }
     std::vector<std::int64_t> shape;
     for (const auto& d : sh->as_array()) {
@@ -305,10 +306,10 @@ File parse(std::string_view bytes, std::string_view source) {
   });
   std::uint64_t at = 0;
   for (const auto& s : spans) {
-    if (s.begin < at) throw bad("tensor '" + *s.name + "' overlaps the tensor before it");
+    if (s.begin < at) throw bad("tensor " + json::quoted(*s.name) + " overlaps the tensor before it");
     if (s.begin > at)
       throw bad("a hole of unused bytes [" + std::to_string(at) + ", " + std::to_string(s.begin) +
-                ") before tensor '" + *s.name + "'");
+                ") before tensor " + json::quoted(*s.name));
     at = s.end;
   }
   if (at != data.size())
