@@ -24,14 +24,14 @@ std::string load_error(const std::string& path) {
   return "";
 }
 
-TEST(Utf8, AcceptsValidText) {
+TEST(CorpusUtf8, AcceptsValidText) {
   EXPECT_FALSE(first_invalid_utf8(""));
   EXPECT_FALSE(first_invalid_utf8("plain ascii\n\t"));
   EXPECT_FALSE(first_invalid_utf8("\xC3\xA9t\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF"));
   EXPECT_FALSE(first_invalid_utf8(std::string("nul\0inside", 10)));
 }
 
-TEST(Utf8, FindsTheFirstBadByte) {
+TEST(CorpusUtf8, FindsTheFirstBadByte) {
   EXPECT_EQ(first_invalid_utf8("ab\x80"), 2u);             // stray continuation byte
   EXPECT_EQ(first_invalid_utf8("\xC0\x80"), 0u);           // overlong NUL
   EXPECT_EQ(first_invalid_utf8("x\xE0\x80\x80"), 1u);      // overlong 3-byte form
