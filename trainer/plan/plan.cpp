@@ -108,7 +108,7 @@ Bytes bytes_of(const RunConfig& c) {
 
 class Builder {
  public:
-  Builder(Plan& plan) : p_(plan), cfg_(plan.config), L_(plan.layout), b_(bytes_of(cfg_)) {
+  explicit Builder(Plan& plan) : p_(plan), cfg_(plan.config), L_(plan.layout), b_(bytes_of(cfg_)) {
     p_.programs.assign(static_cast<std::size_t>(L_.world()), {});
   }
 
