@@ -79,6 +79,7 @@ std::vector<std::string> rest(int argc, char** argv) { return std::vector<std::s
 TrainArgs parse_train_args(const std::vector<std::string>& args) {
   TrainArgs a;
   walk(args, [&](const std::string& f, const std::string& v) {
+    a.given.insert(f);
     if (f == "--model") {
       trainer::model_preset(v);  // throws for an unknown name
       a.model = v;
@@ -124,10 +125,18 @@ int train_main(int argc, char** argv) {
     std::unique_ptr<trainer::Trainer> t;
     if (!a.resume.empty()) {
       t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads);
+      // A resumed run keeps the checkpoint's settings; a flag that contradicts them is an error.
       const auto& o = t->options();
+      auto clash = [&](const char* flag, long long mine, long long theirs) {
+        if (a.given.count(flag) && mine != theirs)
+          throw Error(std::string(flag) + " " + std::to_string(mine) + " conflicts with the checkpoint's " +
+                      std::to_string(theirs));
+      };
       if (a.model_given && a.model != t->model().config().name)
         throw Error("--model " + a.model + " conflicts with the checkpoint's model " + t->model().config().name);
-      (void)o;
+      clash("--batch", a.batch, o.batch);
+      clash("--microbatches", a.microbatches, o.microbatches);
+      clash("--seed", (long long)a.seed, (long long)o.seed);
       std::fprintf(stderr, "resumed %s at step %d\n", a.resume.c_str(), t->steps_done());
     } else {
       trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);

@@ -3,6 +3,7 @@
 // Bad input prints one line on stderr and returns 2.
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct TrainArgs {
   std::string corpus;  // empty: the generated story corpus
   std::string log, save, resume;
   bool quiet = false;  // no progress line
+  std::set<std::string> given;  // flags that appeared on the command line
 };
 struct PredictArgs {
   std::string resume, prompt;
