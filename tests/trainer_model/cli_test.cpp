@@ -1,11 +1,16 @@
 // The train/predict/sample command lines: bad input is one clear line and exit status 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "app/cli/train_command.h"
+#include "trainer/data/story_corpus.h"
 #include "trainer/error.h"
+#include "trainer/io/json.h"
 
 using onegpu::cli::parse_predict_args;
 using onegpu::cli::parse_train_args;
@@ -57,4 +62,52 @@ TEST(Cli, BadInputExitsWithStatusTwo) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 4) << err;
   EXPECT_NE(err.find("onegpu train: error: --steps"), std::string::npos) << err;
   EXPECT_NE(err.find("/nonexistent/corpus.txt"), std::string::npos) << err;
+}
+
+TEST(Cli, TrainLogSaveThenPredictAndSampleFromTheCheckpoint) {
+  using namespace onegpu::cli;
+  using namespace onegpu::trainer;
+  // A small corpus file: stories separated by blank lines.
+  StoryCorpusOptions o;
+  o.target_bytes = 100 << 10;
+  Corpus c = generate_story_corpus(o);
+  std::string corpus = ::testing::TempDir() + "cli_corpus.txt", log = ::testing::TempDir() + "cli_log.jsonl",
+              ckpt = ::testing::TempDir() + "cli.safetensors";
+  {
+    std::ofstream out(corpus);
+    for (const auto& d : c.train) out << d << "\n\n";
+    for (const auto& d : c.heldout) out << d << "\n\n";
+  }
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(call(&train_main, {"train", "--steps", "3", "--batch", "2", "--microbatches", "2", "--corpus", corpus,
+                               "--log", log, "--save", ckpt, "--quiet"}),
+            0);
+  EXPECT_EQ(call(&predict_main, {"predict", "--resume", ckpt, "--prompt", "Once upon a", "--top", "4"}), 0);
+  EXPECT_EQ(call(&sample_main, {"sample", "--resume", ckpt, "--prompt", "Once upon a", "--tokens", "5"}), 0);
+  // Resuming to step 5 with a contradicting --batch is refused.
+  EXPECT_EQ(call(&train_main, {"train", "--steps", "5", "--batch", "4", "--corpus", corpus, "--resume", ckpt}), 2);
+  std::string out = testing::internal::GetCapturedStdout();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("held-out loss"), std::string::npos) << out;
+  EXPECT_NE(out.find("Once upon a"), std::string::npos) << out;
+  EXPECT_NE(err.find("--batch 4 conflicts"), std::string::npos) << err;
+  // predict: 4 lines of token and probability after the held-out line.
+  auto pos = out.find("held-out loss");
+  EXPECT_GE(std::count(out.begin() + pos, out.end(), '\n'), 6);
+
+  std::ifstream in(log);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    auto v = json::parse(line);
+    EXPECT_EQ(v.at("step").as_int(), ++lines);
+    for (const char* k : {"loss", "lr", "grad_norm", "tokens_per_s"}) EXPECT_TRUE(v.at(k).is_number()) << k;
+    for (const char* k : {"weights", "gradients", "optimizer", "activations", "communication"})
+      EXPECT_TRUE(v.at("memory").at(k).is_integer()) << k;
+  }
+  EXPECT_EQ(lines, 3);
+  std::remove(corpus.c_str());
+  std::remove(log.c_str());
+  std::remove(ckpt.c_str());
 }

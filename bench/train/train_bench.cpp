@@ -1,0 +1,108 @@
+// Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
+// the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
+// text, set the cost. Usage: bench_train [steps]   (prints one line per run, then a summary)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "trainer/memory/tracker.h"
+#include "trainer/model/model.h"
+#include "trainer/ops/cpu_backend.h"
+#include "trainer/optim/adamw.h"
+
+using namespace onegpu::trainer;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+typedef float v16 __attribute__((vector_size(64)));
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+float fma_loop(long iters, float seed) {
+  // 12 independent accumulators hide the FMA latency.
+  v16 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = v16{} + seed * (float)(i + 1);
+  const v16 a = v16{} + 0.999999f, b = v16{} + 1e-7f;
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = acc[i] * a + b;
+  float s = 0;
+  for (int i = 0; i < 12; ++i) s += acc[i][0] + acc[i][15];
+  return s;
+}
+
+double fma_peak_gflops(int threads) {
+  const long iters = 20'000'000;
+  std::vector<std::thread> ts;
+  std::vector<float> sink(threads);
+  auto t0 = clk::now();
+  for (int t = 0; t < threads; ++t) ts.emplace_back([&, t] { sink[t] = fma_loop(iters, 1.f + t); });
+  for (auto& t : ts) t.join();
+  double s = std::chrono::duration<double>(clk::now() - t0).count();
+  if (sink[0] == 12345.f) std::printf(" ");
+  return 2.0 * 16 * 12 * iters * threads / s / 1e9;
+}
+
+// Matmul FLOPs of one training step per token (forward + backward = 3 x forward).
+double train_flops_per_token(const ModelConfig& c) {
+  double D = c.d_model, per_layer = 2 * (4 * D * D + D * c.n_experts + c.top_k * 2 * D * c.expert_hidden) +
+                                    2 * 2 * (c.seq_len / 2.0) * D;  // scores and P·V, causal half
+  return 3 * (c.n_layers * per_layer + 2 * D * c.vocab);
+}
+
+struct Result {
+  double tokens_per_s, gflops;
+};
+
+Result run(const std::string& name, int threads, int steps) {
+  ModelConfig c = model_preset(name);
+  MemoryTracker mt;
+  CpuBackend be(mt, threads);
+  Model m(c, be, mt, 1);
+  AdamWConfig opt;
+  opt.total_steps = steps + 2;
+  Rng rng(5);
+  const int B = 4, S = c.seq_len;
+  Batch b;
+  b.B = B;
+  b.S = S;
+  for (int i = 0; i < B * S; ++i) {
+    b.inputs.push_back((std::int32_t)(rng.next() % c.vocab));
+    b.targets.push_back((std::int32_t)(rng.next() % c.vocab));
+  }
+  MicrobatchState st;
+  auto step = [&](int i) {
+    m.params().zero_grads();
+    m.forward_backward(st, b, {1.f / (B * S), 1.f});
+    adamw_update(m.params(), opt, i, be.pool());
+  };
+  step(0);  // warm-up
+  auto t0 = clk::now();
+  for (int i = 1; i <= steps; ++i) step(i);
+  double s = std::chrono::duration<double>(clk::now() - t0).count();
+  double tps = (double)steps * B * S / s;
+  return {tps, tps * train_flops_per_token(c) / 1e9};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = argc > 1 ? std::atoi(argv[1]) : 20;
+  if (steps <= 0) {
+    std::fprintf(stderr, "bench_train: steps must be positive\n");
+    return 2;
+  }
+  double peak1 = fma_peak_gflops(1), peak2 = fma_peak_gflops(2);
+  std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
+  for (const char* name : {"story", "scale"})
+    for (int threads : {1, 2}) {
+      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps);
+      double peak = threads == 1 ? peak1 : peak2;
+      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f peak_fraction=%.3f\n", name, threads,
+                  r.tokens_per_s, r.gflops, r.gflops / peak);
+    }
+  return 0;
+}
