@@ -38,6 +38,7 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
     look.power = phase(t, on_at, T::kSwitchTime, Ease::OutCubic);
     look.flash = pulse(t, on_at, T::kSwitchTime * 2.0f) * 0.8f;
     look.fade = fade_in * (cell.gpu == 0 ? 1.0f : d.others_fade);
+    if (cell.gpu == 0 && d.hide_gpu1) continue;
     if (cell.gpu == 0) {
       look.detail = d.gpu1_detail;
       look.tiles = d.gpu1_tiles;

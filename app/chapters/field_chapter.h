@@ -35,6 +35,7 @@ struct FieldDraw {
   float others_fade = 1.0f;
   float gpu1_detail = 0.0f, gpu1_tiles = 1.0f, gpu1_memory = 1.0f;
   float ring = 1.0f;  // opacity of GPU 1's ring
+  bool hide_gpu1 = false;  // a later chapter draws GPU 1 itself (opened up)
 };
 int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
 render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
