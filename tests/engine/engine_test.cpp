@@ -216,8 +216,15 @@ TEST(Engine, ByHandOneOpAtATime) {
   std::size_t presses = 0, last = 0;
   std::size_t tasks = plan.ops.size();
   for (const Collective& c : plan.collectives) tasks -= c.ops.size() - 1;
-  while (engine.step_one() != EngineState::Finished) {
+  while (true) {
+    const std::vector<std::uint32_t> next = engine.waiting_ops();
+    if (engine.step_one() == EngineState::Finished) break;
     ++presses;
+    ASSERT_FALSE(next.empty());
+    // The op announced as next is the one that ran.
+    EXPECT_NE(std::find(rec.order.begin() + static_cast<long>(last), rec.order.end(), next.front()),
+              rec.order.end())
+        << describe(plan.op(next.front()));
     ASSERT_LE(presses, tasks);
     // Exactly one task per press: one op, or one collective's members.
     const std::size_t ran = rec.order.size() - last;

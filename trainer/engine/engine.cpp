@@ -140,10 +140,7 @@ void Engine::release_held() {
   if (held_.empty()) return;
   if (budget_ > 0) {
     ensure_priority();
-    std::sort(held_.begin(), held_.end(), [&](const Task& a, const Task& b) {
-      const double pa = task_priority(a), pb = task_priority(b);
-      return pa != pb ? pa < pb : (a.collective != b.collective ? b.collective : a.index < b.index);
-    });
+    sort_held();
   }
   std::vector<Task> still;
   for (const Task& t : held_) {
@@ -200,6 +197,23 @@ EngineState Engine::wait() {
   if (!held_.empty()) return EngineState::Paused;
   throw Error("plan deadlocks after " + std::to_string(tracker_->ops_done()) + " of " +
               std::to_string(plan_.ops.size()) + " ops: " + tracker_->describe_stuck());
+}
+
+std::vector<std::uint32_t> Engine::waiting_ops() {
+  std::lock_guard lk(mu_);
+  ensure_priority();
+  sort_held();
+  std::vector<std::uint32_t> out;
+  for (const Task& t : held_)
+    out.push_back(t.collective ? plan_.collectives[t.index].ops.front() : t.index);
+  return out;
+}
+
+void Engine::sort_held() {
+  std::sort(held_.begin(), held_.end(), [&](const Task& a, const Task& b) {
+    const double pa = task_priority(a), pb = task_priority(b);
+    return pa != pb ? pa < pb : (a.collective != b.collective ? b.collective : a.index < b.index);
+  });
 }
 
 bool Engine::finished() const {

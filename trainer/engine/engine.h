@@ -112,6 +112,10 @@ class Engine {
     return wait();
   }
 
+  // Paced: ops ready but not yet released, earliest in planned time first (a collective
+  // is listed by its first member). release_ops(1) runs the first one. For "next:" labels.
+  std::vector<std::uint32_t> waiting_ops();
+
   bool finished() const;
   std::size_t ops_done() const;
   // Virtual and wall times of the ops done so far (all, once finished).
@@ -132,6 +136,7 @@ class Engine {
   EngineOptions options_;
   std::vector<double> priority_;  // planned virtual begin per op (unit costs): by-hand order
   void ensure_priority();  // under mu_
+  void sort_held();        // under mu_: by planned begin
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, idle_cv_;
