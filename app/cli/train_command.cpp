@@ -92,6 +92,7 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     else if (f == "--corpus") a.corpus = v;
     else if (f == "--log") a.log = v;
     else if (f == "--save") a.save = v;
+    else if (f == "--stop-at") a.stop_at = (int)parse_int(f, v, 1);
     else if (f == "--resume") a.resume = v;
     else if (f == "--quiet") a.quiet = true;
     else throw Error("unknown option '" + f + "'");
@@ -99,6 +100,7 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
   if (a.batch % a.microbatches != 0)
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
+  if (a.stop_at > a.steps) throw Error("--stop-at must not exceed --steps");
   return a;
 }
 
@@ -161,7 +163,8 @@ int train_main(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now();
     int first = t->steps_done();
     double smooth = 0;
-    while (!t->done()) {
+    const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
+    while (t->steps_done() < last) {
       auto r = t->step();
       smooth = smooth == 0 ? r.loss : 0.95 * smooth + 0.05 * r.loss;
       if (log) {
@@ -184,12 +187,12 @@ int train_main(int argc, char** argv) {
         log->write(o);
       }
       double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      int done = r.step - first, left = t->options().steps - r.step;
+      int done = r.step - first, left = last - r.step;
       double tps = el > 0 ? done * (double)t->options().batch * cfg.seq_len / el : 0;
       bool show = !a.quiet && (tty || r.step % 100 == 0 || left == 0);
       if (show) {
         std::fprintf(stderr, "%sstep %d/%d  loss %.3f  %.0f tok/s  ETA %s%s", tty ? "\r" : "", r.step,
-                     t->options().steps, smooth, tps, fmt_time(done ? el / done * left : NAN).c_str(),
+                     last, smooth, tps, fmt_time(done ? el / done * left : NAN).c_str(),
                      tty ? "   " : "\n");
         std::fflush(stderr);
       }

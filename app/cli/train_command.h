@@ -19,6 +19,8 @@ struct TrainArgs {
   int threads = 1;
   std::string corpus;  // empty: the generated story corpus
   std::string log, save, resume;
+  int stop_at = 0;  // stop (and save) after this step, though the schedule spans --steps: the
+                    // run resumed from there with the same --steps matches an uninterrupted one
   bool quiet = false;  // no progress line
   std::set<std::string> given;  // flags that appeared on the command line
 };

@@ -11,6 +11,7 @@
 #include "trainer/data/story_corpus.h"
 #include "trainer/error.h"
 #include "trainer/io/json.h"
+#include "trainer/io/safetensors.h"
 
 using onegpu::cli::parse_predict_args;
 using onegpu::cli::parse_train_args;
@@ -39,7 +40,8 @@ TEST(Cli, TrainArgsParse) {
 TEST(Cli, BadTrainArgsAreErrors) {
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
            {"--steps", "0"}, {"--steps", "-3"}, {"--steps", "ten"}, {"--batch", "0"}, {"--model", "huge"},
-           {"--batch", "4", "--microbatches", "3"}, {"--frobnicate", "1"}, {"--steps"}, {"stray"}}) {
+           {"--batch", "4", "--microbatches", "3"}, {"--frobnicate", "1"}, {"--steps"}, {"stray"},
+           {"--steps", "3", "--stop-at", "4"}}) {
     EXPECT_THROW(parse_train_args(bad), Error) << bad[0];
   }
   EXPECT_THROW(parse_predict_args({"--prompt", "x"}, false), Error);
@@ -85,6 +87,22 @@ TEST(Cli, TrainLogSaveThenPredictAndSampleFromTheCheckpoint) {
             0);
   EXPECT_EQ(call(&predict_main, {"predict", "--resume", ckpt, "--prompt", "Once upon a", "--top", "4"}), 0);
   EXPECT_EQ(call(&sample_main, {"sample", "--resume", ckpt, "--prompt", "Once upon a", "--tokens", "5"}), 0);
+  // Stopped at step 2 of 4 and resumed: the same weights as the uninterrupted run, bit for bit.
+  std::string mid = ::testing::TempDir() + "cli_mid.safetensors", full = ::testing::TempDir() + "cli_full.safetensors";
+  EXPECT_EQ(call(&train_main, {"train", "--steps", "4", "--batch", "2", "--corpus", corpus, "--save", full, "--quiet"}), 0);
+  EXPECT_EQ(call(&train_main, {"train", "--steps", "4", "--stop-at", "2", "--batch", "2", "--corpus", corpus, "--save",
+                               mid, "--quiet"}),
+            0);
+  EXPECT_EQ(safetensors::load(mid).meta("step"), "2");
+  EXPECT_EQ(call(&train_main, {"train", "--steps", "4", "--corpus", corpus, "--resume", mid, "--save", mid, "--quiet"}), 0);
+  {
+    auto a = safetensors::load(full), b = safetensors::load(mid);
+    EXPECT_EQ(a.meta("step"), "4");
+    EXPECT_EQ(b.meta("step"), "4");
+    for (const auto& [name, t] : a.tensors()) EXPECT_EQ(t.bytes, b.get(name).bytes) << name;
+  }
+  std::remove(mid.c_str());
+  std::remove(full.c_str());
   // Resuming to step 5 with a contradicting --batch is refused.
   EXPECT_EQ(call(&train_main, {"train", "--steps", "5", "--batch", "4", "--corpus", corpus, "--resume", ckpt}), 2);
   std::string out = testing::internal::GetCapturedStdout();
