@@ -2,7 +2,7 @@
 // The reference backend: plain C++ loops, blocked so the compiler vectorises them. With a pool it
 // splits work by output rows (matmul) or by (sequence, head) (attention); every output element is
 // still computed by the same instructions in the same order, so results do not depend on the
-// number of threads.
+// number of threads. One backend per rank: it keeps scratch, so one thread at a time calls it.
 #include <functional>
 #include <memory>
 #include <vector>

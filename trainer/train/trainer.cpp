@@ -1,5 +1,7 @@
 #include "trainer/train/trainer.h"
 
+#include "trainer/train/step_runner.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -47,42 +49,10 @@ void Trainer::build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok
 }
 
 StepResult Trainer::step() {
-  using clock = std::chrono::steady_clock;
-  auto t0 = clock::now();
-  tracker_.reset_peaks();
-  auto& P = model_->params();
-  const int S = model_->config().seq_len, M = opt_.microbatches, per = opt_.batch / M;
-  Batch full = sample_batch(train_, opt_.batch, S, data_rng_);
-  int targets = 0;
-  for (auto t : full.targets) targets += t >= 0;
-  P.zero_grads();
-  StepResult r;
-  double ce = 0.0, aux = 0.0;
-  LossScales sc{1.f / (float)std::max(1, targets), 1.f / (float)M};
-  MicrobatchState st;
-  for (int m = 0; m < M; ++m) {
-    Batch mb;
-    mb.B = per;
-    mb.S = S;
-    auto b = full.inputs.begin() + (long)m * per * S, e = b + (long)per * S;
-    mb.inputs.assign(b, e);
-    auto tb = full.targets.begin() + (long)m * per * S;
-    mb.targets.assign(tb, tb + (long)per * S);
-    model_->forward_backward(st, mb, sc);
-    ce += st.ce_sum;
-    aux += st.aux_sum;
-  }
-  UpdateStats u = adamw_update(P, opt_.optim, step_, backend_->pool());
-  ++step_;
-  r.step = step_;
-  r.loss = ce / std::max(1, targets);
-  r.aux_loss = aux / M;
-  r.lr = u.lr;
-  r.grad_norm = u.grad_norm;
-  r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-  r.tokens_per_s = r.seconds > 0 ? (double)opt_.batch * S / r.seconds : 0.0;
-  r.memory = tracker_.stats();
-  return r;
+  // One implementation of a step: the runner the pictures use, run to the end.
+  StepRunner r(*this);
+  r.run_all();
+  return r.result();
 }
 
 double Trainer::heldout_loss() {
@@ -235,9 +205,9 @@ Loaded open_checkpoint(const std::string& path) {
 }
 }  // namespace
 
-void Trainer::load_state(const std::string& path, bool with_optimizer) {
+void Trainer::load_state(const safetensors::File& f, bool with_optimizer) {
   // Called right after build() with the checkpoint's config; fills every array or throws.
-  safetensors::File f = safetensors::load(path);
+  const std::string& path = f.source;
   auto& P = model_->params();
   auto copy = [&](const std::string& name, const ParamTensor& t, float* dst) {
     const auto& x = f.get(name);
@@ -265,7 +235,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& 
     throw Error("--steps " + std::to_string(steps) + " is below the checkpoint's step " + std::to_string(L.step));
   std::unique_ptr<Trainer> t(new Trainer());
   t->build(L.cfg, opt, L.tok, &corpus);
-  t->load_state(path, true);
+  t->load_state(L.file, true);
   t->step_ = L.step;
   t->data_rng_.set_state(L.rng);
   return t;
@@ -278,7 +248,7 @@ std::unique_ptr<Trainer> Trainer::load_for_inference(const std::string& path, in
   opt.steps = std::max(opt.steps, std::max(1, L.step));
   std::unique_ptr<Trainer> t(new Trainer());
   t->build(L.cfg, opt, L.tok, nullptr);
-  t->load_state(path, false);
+  t->load_state(L.file, false);
   t->step_ = L.step;
   return t;
 }

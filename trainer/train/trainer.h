@@ -7,6 +7,7 @@
 
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/corpus.h"
+#include "trainer/io/safetensors.h"
 #include "trainer/memory/tracker.h"
 #include "trainer/model/model.h"
 #include "trainer/ops/cpu_backend.h"
@@ -64,9 +65,10 @@ class Trainer {
   const TokenDataset& train_data() const { return train_; }
 
  private:
+  friend class StepRunner;  // runs step() one piece at a time
   Trainer() = default;
   void build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok, const Corpus* corpus);
-  void load_state(const std::string& path, bool with_optimizer);
+  void load_state(const safetensors::File& f, bool with_optimizer);
   TrainOptions opt_;
   BpeTokenizer tok_;
   TokenDataset train_, heldout_;

@@ -1,0 +1,129 @@
+#include "trainer/train/step_runner.h"
+
+#include <chrono>
+
+#include "trainer/error.h"
+#include "trainer/optim/adamw.h"
+
+namespace onegpu::trainer {
+
+const char* piece_name(PieceKind k) {
+  switch (k) {
+    case PieceKind::Embed: return "embed";
+    case PieceKind::LayerForward: return "forward";
+    case PieceKind::Head: return "loss";
+    case PieceKind::LayerBackward: return "backward";
+    case PieceKind::EmbedBackward: return "embed backward";
+    case PieceKind::Update: return "update";
+  }
+  return "?";
+}
+
+StepRunner::StepRunner(Trainer& t)
+    : StepRunner(t, sample_batch(t.train_, t.opt_.batch, t.model_->config().seq_len, t.data_rng_)) {}
+
+StepRunner::StepRunner(Trainer& t, Batch batch) : t_(t), full_(std::move(batch)) {
+  const auto& opt = t_.opt_;
+  S_ = t_.model_->config().seq_len;
+  M_ = opt.microbatches;
+  if (full_.B != opt.batch || full_.S != S_)
+    throw Error("step: the batch must hold " + std::to_string(opt.batch) + " texts of " + std::to_string(S_) +
+                " tokens");
+  per_ = opt.batch / M_;
+  for (auto v : full_.targets) targets_ += v >= 0;
+  sc_ = LossScales{1.f / (float)std::max(1, targets_), 1.f / (float)M_};
+  t_.tracker_.reset_peaks();
+  t_.model_->params().zero_grads();
+}
+
+int StepRunner::pieces_per_step() const { return M_ * (2 * t_.model_->config().n_layers + 3) + 1; }
+
+Piece StepRunner::peek() const {
+  if (done_) throw Error("step: already complete");
+  Piece p;
+  p.microbatch = mb_;
+  const int L = t_.model_->config().n_layers;
+  if (mb_ == M_) {
+    p.kind = PieceKind::Update;
+  } else if (pos_ == 0) {
+    p.kind = PieceKind::Embed;
+  } else if (pos_ <= L) {
+    p.kind = PieceKind::LayerForward;
+    p.layer = pos_ - 1;
+  } else if (pos_ == L + 1) {
+    p.kind = PieceKind::Head;
+  } else if (pos_ <= 2 * L + 1) {
+    p.kind = PieceKind::LayerBackward;
+    p.layer = 2 * L + 1 - pos_;
+  } else {
+    p.kind = PieceKind::EmbedBackward;
+  }
+  return p;
+}
+
+void StepRunner::start_microbatch() {
+  Batch mb;
+  mb.B = per_;
+  mb.S = S_;
+  auto b = full_.inputs.begin() + (long)mb_ * per_ * S_;
+  mb.inputs.assign(b, b + (long)per_ * S_);
+  auto tb = full_.targets.begin() + (long)mb_ * per_ * S_;
+  mb.targets.assign(tb, tb + (long)per_ * S_);
+  t_.model_->begin(st_, mb);
+}
+
+Piece StepRunner::run_next() {
+  Piece p = peek();
+  Model& m = *t_.model_;
+  auto t0 = std::chrono::steady_clock::now();
+  switch (p.kind) {
+    case PieceKind::Embed:
+      start_microbatch();
+      m.embed_forward(st_);
+      break;
+    case PieceKind::LayerForward: m.layer_forward(p.layer, st_); break;
+    case PieceKind::Head:
+      m.head_forward(st_, true, sc_);
+      p.loss = st_.ce_sum / std::max(1, st_.n_targets);
+      ce_ += st_.ce_sum;
+      aux_ += st_.aux_sum;
+      break;
+    case PieceKind::LayerBackward: m.layer_backward(p.layer, st_, sc_); break;
+    case PieceKind::EmbedBackward:
+      m.embed_backward(st_);
+      Model::release(st_);
+      break;
+    case PieceKind::Update: {
+      UpdateStats u = adamw_update(m.params(), t_.opt_.optim, t_.step_, t_.backend_->pool());
+      ++t_.step_;
+      result_.step = t_.step_;
+      result_.loss = ce_ / std::max(1, targets_);
+      result_.aux_loss = aux_ / M_;
+      result_.lr = u.lr;
+      result_.grad_norm = u.grad_norm;
+      break;
+    }
+  }
+  p.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  seconds_ += p.ms / 1000.0;
+  p.memory = t_.tracker_.stats();
+  ++pieces_run_;
+  if (p.kind == PieceKind::Update) {
+    done_ = true;
+    result_.seconds = seconds_;
+    result_.tokens_per_s = seconds_ > 0 ? (double)t_.opt_.batch * S_ / seconds_ : 0.0;
+    result_.memory = p.memory;
+  } else if (p.kind == PieceKind::EmbedBackward) {
+    ++mb_;
+    pos_ = 0;
+  } else {
+    ++pos_;
+  }
+  return p;
+}
+
+void StepRunner::run_all() {
+  while (!done_) run_next();
+}
+
+}  // namespace onegpu::trainer
