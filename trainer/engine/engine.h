@@ -22,7 +22,9 @@
 //     engine's lock orders them). Sends are eager: the sender moves on, so the runner must
 //     copy the data into a buffer of its own (a mailbox keyed by the send's op id);
 //   - any worker may run any rank's op: keep nothing per thread.
-// A runner that throws stops the step; run() / wait() rethrow the first exception.
+// A runner that throws stops the step; run() / wait() rethrow the first exception, and the
+// next run() / begin() starts the step afresh. tests/engine/toy_runner_test.cpp is a complete
+// runner (integer "maths") showing all of this, checked for parity across every split.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
