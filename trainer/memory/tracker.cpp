@@ -23,11 +23,27 @@ std::int64_t MemStats::total_current() const {
   return s;
 }
 
+MemoryTracker::~MemoryTracker() {
+  for (auto& [size, p] : cache_) std::free(p);
+}
+
 void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
   std::size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
-  if (rounded && !p) throw std::bad_alloc();
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = cache_.find(rounded);
+    if (it != cache_.end()) {
+      p = it->second;
+      cache_.erase(it);
+      cached_bytes_ -= rounded;
+    }
+  }
+  if (!p && rounded) {
+    p = std::aligned_alloc(64, rounded);
+    if (!p) throw std::bad_alloc();
+  }
   if (p && zero) std::memset(p, 0, rounded);
   std::lock_guard<std::mutex> lk(mu_);
   auto i = static_cast<int>(c);
@@ -37,9 +53,18 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
 }
 
 void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
-  std::free(p);
-  std::lock_guard<std::mutex> lk(mu_);
-  s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
+  std::size_t rounded = (bytes + 63) / 64 * 64;
+  bool keep = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
+    if (p && cached_bytes_ + rounded <= kCacheLimit) {
+      cache_.emplace(rounded, p);
+      cached_bytes_ += rounded;
+      keep = true;
+    }
+  }
+  if (!keep) std::free(p);
 }
 
 MemStats MemoryTracker::stats() const {

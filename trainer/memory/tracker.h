@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,10 @@ struct MemStats {
 // One per rank. Thread-safe: workers of several ranks may allocate at once.
 class MemoryTracker {
  public:
+  MemoryTracker() = default;
+  ~MemoryTracker();
+  MemoryTracker(const MemoryTracker&) = delete;
+  MemoryTracker& operator=(const MemoryTracker&) = delete;
   // zero=false leaves the contents undefined (for buffers the caller overwrites completely).
   void* allocate(std::size_t bytes, MemCategory c, bool zero = true);
   void release(void* p, std::size_t bytes, MemCategory c);
@@ -32,8 +37,13 @@ class MemoryTracker {
   void reset_peaks();  // peak := current, e.g. at the start of a step
 
  private:
+  // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
+  // which spares the page faults of fresh memory. The counts above are of live buffers only.
+  static constexpr std::size_t kCacheLimit = std::size_t{256} << 20;
   mutable std::mutex mu_;
   MemStats s_;
+  std::multimap<std::size_t, void*> cache_;  // rounded size -> block
+  std::size_t cached_bytes_ = 0;
 };
 
 // Owning, move-only buffer of T charged to a tracker category. Contents are zeroed unless
