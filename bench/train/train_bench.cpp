@@ -1,6 +1,6 @@
 // Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
-// text, set the cost. Usage: bench_train [steps] [story|scale]   (one line per run)
+// text, set the cost. Usage: bench_train [steps] [story|scale] [threads]   (one line per run)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
       if (!only.empty() && only != name) continue;
+      if (argc > 3 && threads != std::atoi(argv[3])) continue;
       Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps);
       double peak = threads == 1 ? peak1 : peak2;
       std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f peak_fraction=%.3f\n", name, threads,

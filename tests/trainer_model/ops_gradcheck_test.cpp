@@ -122,23 +122,26 @@ TEST_F(Fixture, RopeGradientIsItsInverseAndKeepsNorms) {
 }
 
 TEST_F(Fixture, AttentionGradientsAndCausality) {
-  const int B = 2, S = 5, H = 2, dh = 4, D = H * dh, T = B * S;
-  auto qkv = randn(T * 3 * D, 15), R = randn(T * D, 16);
-  std::vector<float> out(T * D), probs(B * H * S * S), dqkv(T * 3 * D);
-  auto f = [&] {
-    be.attention_forward(qkv.data(), out.data(), probs.data(), B, S, H, dh);
-    return dot(out, R);
-  };
-  f();
-  be.attention_backward(qkv.data(), probs.data(), R.data(), dqkv.data(), B, S, H, dh);
-  check_grad(qkv, dqkv, f, "dqkv");
-  // Causal: changing the last token of sequence 0 leaves its earlier outputs unchanged.
-  auto before = out;
-  for (int c = 0; c < 3 * D; ++c) qkv[(S - 1) * 3 * D + c] += 1.f;
-  f();
-  for (int t = 0; t < S - 1; ++t)
-    for (int d = 0; d < D; ++d) EXPECT_EQ(before[t * D + d], out[t * D + d]);
-  EXPECT_NE(before[(S - 1) * D], out[(S - 1) * D]);
+  // dh 4 takes the generic loops, dh 16 the vector path.
+  for (int dh : {4, 16}) {
+    const int B = 2, S = 5, H = 2, D = H * dh, T = B * S;
+    auto qkv = randn(T * 3 * D, 15 + dh), R = randn(T * D, 16 + dh);
+    std::vector<float> out(T * D), probs(B * H * S * S), dqkv(T * 3 * D);
+    auto f = [&] {
+      be.attention_forward(qkv.data(), out.data(), probs.data(), B, S, H, dh);
+      return dot(out, R);
+    };
+    f();
+    be.attention_backward(qkv.data(), probs.data(), R.data(), dqkv.data(), B, S, H, dh);
+    check_grad(qkv, dqkv, f, dh == 16 ? "dqkv (dh 16)" : "dqkv (dh 4)");
+    // Causal: changing the last token of sequence 0 leaves its earlier outputs unchanged.
+    auto before = out;
+    for (int c = 0; c < 3 * D; ++c) qkv[(S - 1) * 3 * D + c] += 1.f;
+    f();
+    for (int t = 0; t < S - 1; ++t)
+      for (int d = 0; d < D; ++d) EXPECT_EQ(before[t * D + d], out[t * D + d]);
+    EXPECT_NE(before[(S - 1) * D], out[(S - 1) * D]);
+  }
 }
 
 TEST_F(Fixture, SiluGradient) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trainer/error.h"
+#include "trainer/ops/clones.h"
 
 namespace onegpu::trainer {
 
@@ -91,17 +92,22 @@ void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* r
 }
 
 void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
-  int half = dh / 2, D = H * dh;
-  for (int t = 0; t < T; ++t) {
-    int pos = t % S;
+  const int half = dh / 2, D = H * dh;
+  std::vector<float> cs((std::size_t)S * half * 2);  // cos, sin per (position, pair)
+  for (int pos = 0; pos < S; ++pos)
     for (int i = 0; i < half; ++i) {
       double theta = pos * std::pow(10000.0, -2.0 * i / dh);
-      float c = (float)std::cos(theta), s = (float)std::sin(theta);
-      if (inverse) s = -s;
-      for (int part = 0; part < 2; ++part) {  // q then k
-        float* row = qkv + (long)t * 3 * D + part * D;
-        for (int h = 0; h < H; ++h) {
-          float* p = row + h * dh;
+      cs[((std::size_t)pos * half + i) * 2] = (float)std::cos(theta);
+      cs[((std::size_t)pos * half + i) * 2 + 1] = inverse ? -(float)std::sin(theta) : (float)std::sin(theta);
+    }
+  for (int t = 0; t < T; ++t) {
+    const float* tab = cs.data() + (std::size_t)(t % S) * half * 2;
+    for (int part = 0; part < 2; ++part) {  // q then k
+      float* row = qkv + (long)t * 3 * D + part * D;
+      for (int h = 0; h < H; ++h) {
+        float* p = row + h * dh;
+        for (int i = 0; i < half; ++i) {
+          float c = tab[2 * i], s = tab[2 * i + 1];
           float a = p[i], b = p[i + half];
           p[i] = a * c - b * s;
           p[i + half] = a * s + b * c;
@@ -111,6 +117,116 @@ void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
   }
 }
 
+namespace {
+
+// One (sequence, head) of causal attention. kt: scratch [dh, S].
+ONEGPU_CLONES
+void attention_forward_one(const float* base, long row, int D, int h, int S, int dh, float scale, float* P,
+                           float* out_rows, float* kt) {
+  // K of this head transposed to [dh, S] so the scores of row i vectorise over j.
+  for (int j = 0; j < S; ++j)
+    for (int d = 0; d < dh; ++d) kt[(std::size_t)d * S + j] = base[j * row + D + h * dh + d];
+  for (int i = 0; i < S; ++i) {
+    const float* q = base + i * row + h * dh;
+    float* p = P + (long)i * S;
+    for (int j = 0; j <= i; ++j) p[j] = 0.f;
+    for (int d = 0; d < dh; ++d) {
+      const float qd = q[d] * scale;
+      const float* kd = kt + (std::size_t)d * S;
+      for (int j = 0; j <= i; ++j) p[j] += qd * kd[j];
+    }
+    float mx = -INFINITY;
+    for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
+    float sum = 0.f;
+    for (int j = 0; j <= i; ++j) {
+      p[j] = std::exp(p[j] - mx);
+      sum += p[j];
+    }
+    float inv = 1.f / sum;
+    for (int j = 0; j <= i; ++j) p[j] *= inv;
+    for (int j = i + 1; j < S; ++j) p[j] = 0.f;
+    float* o = out_rows + (long)i * D + h * dh;
+    if (dh == 16) {
+      v16 acc{};
+      for (int j = 0; j <= i; ++j) {
+        v16 v;
+        std::memcpy(&v, base + j * row + 2 * D + h * dh, sizeof v);
+        acc += p[j] * v;
+      }
+      std::memcpy(o, &acc, sizeof acc);
+    } else {
+      for (int d = 0; d < dh; ++d) o[d] = 0.f;
+      for (int j = 0; j <= i; ++j) {
+        const float* v = base + j * row + 2 * D + h * dh;
+        for (int d = 0; d < dh; ++d) o[d] += p[j] * v[d];
+      }
+    }
+  }
+}
+
+// Backward of one (sequence, head). vt: scratch [dh, S]; dp: scratch [S].
+ONEGPU_CLONES
+void attention_backward_one(const float* base, float* dbase, long row, int D, int h, int S, int dh, float scale,
+                            const float* P, const float* dout_rows, float* vt, float* dp) {
+  for (int i = 0; i < S; ++i)
+    for (int part = 0; part < 3; ++part)
+      std::fill(dbase + i * row + part * D + h * dh, dbase + i * row + part * D + h * dh + dh, 0.f);
+  // V transposed to [dh, S] so dP = dout V^T vectorises over j.
+  for (int j = 0; j < S; ++j)
+    for (int d = 0; d < dh; ++d) vt[(std::size_t)d * S + j] = base[j * row + 2 * D + h * dh + d];
+  for (int i = 0; i < S; ++i) {
+    const float* p = P + (long)i * S;
+    const float* go = dout_rows + (long)i * D + h * dh;
+    for (int j = 0; j <= i; ++j) dp[j] = 0.f;
+    for (int d = 0; d < dh; ++d) {
+      const float g = go[d];
+      const float* vd = vt + (std::size_t)d * S;
+      for (int j = 0; j <= i; ++j) dp[j] += g * vd[j];
+    }
+    float dot = 0.f;
+    for (int j = 0; j <= i; ++j) dot += dp[j] * p[j];
+    const float* q = base + i * row + h * dh;
+    float* dq = dbase + i * row + h * dh;
+    if (dh == 16) {
+      v16 gov, qv, dqv;
+      std::memcpy(&gov, go, sizeof gov);
+      std::memcpy(&qv, q, sizeof qv);
+      std::memcpy(&dqv, dq, sizeof dqv);
+      for (int j = 0; j <= i; ++j) {
+        float* dv = dbase + j * row + 2 * D + h * dh;
+        float* dk = dbase + j * row + D + h * dh;
+        v16 dvv, dkv, kv;
+        std::memcpy(&dvv, dv, sizeof dvv);
+        dvv += p[j] * gov;
+        std::memcpy(dv, &dvv, sizeof dvv);
+        float ds = p[j] * (dp[j] - dot) * scale;
+        std::memcpy(&kv, base + j * row + D + h * dh, sizeof kv);
+        dqv += ds * kv;
+        std::memcpy(&dkv, dk, sizeof dkv);
+        dkv += ds * qv;
+        std::memcpy(dk, &dkv, sizeof dkv);
+      }
+      std::memcpy(dq, &dqv, sizeof dqv);
+    } else {
+      for (int j = 0; j <= i; ++j) {
+        float* dv = dbase + j * row + 2 * D + h * dh;
+        for (int d = 0; d < dh; ++d) dv[d] += p[j] * go[d];
+      }
+      for (int j = 0; j <= i; ++j) {
+        float ds = p[j] * (dp[j] - dot) * scale;
+        const float* k = base + j * row + D + h * dh;
+        float* dk = dbase + j * row + D + h * dh;
+        for (int d = 0; d < dh; ++d) {
+          dq[d] += ds * k[d];
+          dk[d] += ds * q[d];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, int B, int S, int H,
                                    int dh) {
   const int D = H * dh;
@@ -118,38 +234,9 @@ void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, i
   const float scale = 1.f / std::sqrt((float)dh);
   auto one = [&](int bh) {
     int b = bh / H, h = bh % H;
-    const float* base = qkv + (long)b * S * row;
-    float* P = probs + (long)bh * S * S;
-    // K of this head transposed to [dh, S] so the scores of row i vectorise over j.
     std::vector<float> kt((std::size_t)dh * S);
-    for (int j = 0; j < S; ++j)
-      for (int d = 0; d < dh; ++d) kt[(std::size_t)d * S + j] = base[j * row + D + h * dh + d];
-    for (int i = 0; i < S; ++i) {
-      const float* q = base + i * row + h * dh;
-      float* p = P + (long)i * S;
-      for (int j = 0; j <= i; ++j) p[j] = 0.f;
-      for (int d = 0; d < dh; ++d) {
-        const float qd = q[d] * scale;
-        const float* kd = kt.data() + (std::size_t)d * S;
-        for (int j = 0; j <= i; ++j) p[j] += qd * kd[j];
-      }
-      float mx = -INFINITY;
-      for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
-      float sum = 0.f;
-      for (int j = 0; j <= i; ++j) {
-        p[j] = std::exp(p[j] - mx);
-        sum += p[j];
-      }
-      float inv = 1.f / sum;
-      for (int j = 0; j <= i; ++j) p[j] *= inv;
-      for (int j = i + 1; j < S; ++j) p[j] = 0.f;
-      float* o = out + ((long)b * S + i) * D + h * dh;
-      for (int d = 0; d < dh; ++d) o[d] = 0.f;
-      for (int j = 0; j <= i; ++j) {
-        const float* v = base + j * row + 2 * D + h * dh;
-        for (int d = 0; d < dh; ++d) o[d] += p[j] * v[d];
-      }
-    }
+    attention_forward_one(qkv + (long)b * S * row, row, D, h, S, dh, scale, probs + (long)bh * S * S,
+                          out + (long)b * S * D, kt.data());
   };
   if (pool_ && B * H > 1)
     pool_->parallel_for(B * H, one);
@@ -164,43 +251,9 @@ void CpuBackend::attention_backward(const float* qkv, const float* probs, const 
   const float scale = 1.f / std::sqrt((float)dh);
   auto one = [&](int bh) {
     int b = bh / H, h = bh % H;
-    const float* base = qkv + (long)b * S * row;
-    float* dbase = dqkv + (long)b * S * row;
-    const float* P = probs + (long)bh * S * S;
-    for (int i = 0; i < S; ++i)
-      for (int part = 0; part < 3; ++part)
-        std::fill(dbase + i * row + part * D + h * dh, dbase + i * row + part * D + h * dh + dh, 0.f);
-    // V transposed to [dh, S] so dP = dout V^T vectorises over j.
     std::vector<float> vt((std::size_t)dh * S), dp(S);
-    for (int j = 0; j < S; ++j)
-      for (int d = 0; d < dh; ++d) vt[(std::size_t)d * S + j] = base[j * row + 2 * D + h * dh + d];
-    for (int i = 0; i < S; ++i) {
-      const float* p = P + (long)i * S;
-      const float* go = dout + ((long)b * S + i) * D + h * dh;
-      for (int j = 0; j <= i; ++j) dp[j] = 0.f;
-      for (int d = 0; d < dh; ++d) {
-        const float g = go[d];
-        const float* vd = vt.data() + (std::size_t)d * S;
-        for (int j = 0; j <= i; ++j) dp[j] += g * vd[j];
-      }
-      float dot = 0.f;
-      for (int j = 0; j <= i; ++j) {
-        float* dv = dbase + j * row + 2 * D + h * dh;
-        for (int d = 0; d < dh; ++d) dv[d] += p[j] * go[d];
-        dot += dp[j] * p[j];
-      }
-      const float* q = base + i * row + h * dh;
-      float* dq = dbase + i * row + h * dh;
-      for (int j = 0; j <= i; ++j) {
-        float ds = p[j] * (dp[j] - dot) * scale;
-        const float* k = base + j * row + D + h * dh;
-        float* dk = dbase + j * row + D + h * dh;
-        for (int d = 0; d < dh; ++d) {
-          dq[d] += ds * k[d];
-          dk[d] += ds * q[d];
-        }
-      }
-    }
+    attention_backward_one(qkv + (long)b * S * row, dqkv + (long)b * S * row, row, D, h, S, dh, scale,
+                           probs + (long)bh * S * S, dout + (long)b * S * D, vt.data(), dp.data());
   };
   if (pool_ && B * H > 1)
     pool_->parallel_for(B * H, one);

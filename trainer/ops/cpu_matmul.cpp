@@ -5,22 +5,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "trainer/ops/clones.h"
 #include "trainer/ops/cpu_backend.h"
 
 namespace onegpu::trainer {
 namespace {
 
 constexpr int kCols = 16;  // columns per register tile: one 16-float vector per row
-
-// The clones let the loader pick AVX2/AVX-512 code where the CPU has it while the binary still
-// runs on any x86-64.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ONEGPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ONEGPU_CLONES
-#endif
-
-typedef float v16 __attribute__((vector_size(64)));
 
 // A kMatmulRowTile x 16 block of C held in vector registers while k runs.
 ONEGPU_CLONES

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trainer/error.h"
+#include "trainer/ops/clones.h"
 #include "trainer/ops/thread_pool.h"
 
 namespace onegpu::trainer {
@@ -28,11 +29,6 @@ float learning_rate(const AdamWConfig& c, int step) {
   return (float)(c.lr * (c.min_lr_ratio + (1.0 - c.min_lr_ratio) * cosv));
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ONEGPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ONEGPU_CLONES
-#endif
 
 namespace {
 // Eight fixed lanes, summed in order at the end: vectorisable and the same on every run.
