@@ -26,6 +26,7 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
     fb.bind();
     float duration = app.current().duration();
     float t = o.at ? *o.at : duration;
+    app.current().prepare(t);
     // Two frames: the first lets ImGui settle its layout; the picture is the second, at t.
     app.set_frame_ms(-1.0f);  // no timing in the picture: two renders must be identical
     app.frame(o.width, o.height, 0.0f, 0.0);

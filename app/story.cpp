@@ -18,45 +18,45 @@ const std::vector<ChapterInfo>& story() {
       {"open", "One GPU", "Lift the lid",
        "We take the lid off and draw the inside plainly: memory as two walls that fill as data "
        "arrives, compute as a strip that glows wherever work is being done.",
-       "", false},
+       "", true},
       {"weights", "One GPU", "Layers of numbers",
        "A model is nothing but a great many numbers, its weights, grouped into layers. Ours has "
        "four layers; production models have dozens. Training needs room for all of them and "
        "more besides, so the walls rise as each layer is loaded.",
-       "", false},
+       "", true},
       // Part 2: learning.
       {"next-token", "Learning", "Guess what comes next",
        "Text reaches the model as tokens: words or pieces of words. The model's whole task is to "
        "guess the following token while seeing only the ones before it.",
-       "", false},
+       "", true},
       {"guess", "Learning", "The forward pass",
        "Each token becomes a list of numbers that flows up through every layer: the forward "
        "pass. Out of the top comes a probability for every possible next token, and the error "
        "says how little of it went to the right one.",
-       "", false},
+       "", true},
       {"gradients", "Learning", "Gradients",
        "From the error the model works downward, layer by layer: the backward pass. It finds, "
        "for each weight, the nudge that would have made the right token more likely, and only "
        "writes those nudges down for now.",
-       "", false},
+       "", true},
       {"step", "Learning", "One training step",
        "Every position in every text of the batch is its own small exercise. Their nudges are "
        "averaged, and then all the weights move at once: one step. The model gets slightly "
        "better, not suddenly good.",
-       "", false},
+       "", true},
       {"microbatches", "Learning", "Microbatches",
        "A whole batch rarely fits in memory at once, so it is cut into microbatches. Each goes up "
        "and comes back down on its own, its gradients adding to the pile, and the weights move "
        "only after the last one.",
-       "", false},
+       "", true},
       {"train", "Learning", "Keep going",
        "Repeat the step many times and the guesses improve on average. Nothing of the text is "
        "stored as text: whatever the model knows lives in the values of its weights.",
-       "Train to step 1,000", false},
+       "Train to step 1,000", true},
       {"slow", "Learning", "One GPU is slow",
        "Learning works, but one GPU does every bit of it. Double the text and the time doubles "
        "too.",
-       "", false},
+       "", true},
       // Part 3: data parallelism.
       {"new-run", "Data parallelism", "Start again",
        "A batch's texts can be shared out. We reset to step 0 and bring in a second GPU to take "

@@ -3,6 +3,7 @@
 // opened): the same t gives the same picture, so headless renders and tests are exact, and
 // jumping into a chapter from anywhere needs nothing but t.
 #include <memory>
+#include <string>
 
 #include "app/story.h"
 #include "render/canvas.h"
@@ -24,6 +25,13 @@ class Chapter {
   virtual float duration() const = 0;
   virtual render::Camera camera(glm::vec2 viewport, float t) const = 0;
   virtual void draw(const SceneFrame& f, const render::Camera& cam) = 0;
+  // The chapter's button (see ChapterInfo::action) was pressed.
+  virtual void on_action() {}
+  // Headless renders call this before drawing at time t: a chapter whose picture at t needs
+  // work that normally runs in the background (training) does it here, blocking.
+  virtual void prepare(float /*t*/) {}
+  // One line for the status bar while the chapter has work running (empty: nothing).
+  virtual std::string activity() const { return {}; }
 };
 
 std::unique_ptr<Chapter> make_chapter(int index);

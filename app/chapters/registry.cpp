@@ -2,6 +2,7 @@
 #include "app/chapters/chapter.h"
 #include "app/chapters/coming_soon_chapter.h"
 #include "app/chapters/field_chapter.h"
+#include "app/chapters/learning_chapters.h"
 
 namespace onegpu::app {
 
@@ -12,6 +13,13 @@ std::unique_ptr<Chapter> make_chapter(int index) {
   if (s[index].id == "gpu") return std::make_unique<GpuChapter>();
   if (s[index].id == "open") return std::make_unique<OpenChapter>();
   if (s[index].id == "weights") return std::make_unique<WeightsChapter>();
+  const std::pair<const char*, LearningScene> learning[] = {
+      {"next-token", LearningScene::NextToken}, {"guess", LearningScene::Guess},
+      {"gradients", LearningScene::Gradients},  {"step", LearningScene::Step},
+      {"microbatches", LearningScene::Microbatches}, {"train", LearningScene::Train},
+      {"slow", LearningScene::Slow}};
+  for (const auto& [id, scene] : learning)
+    if (s[index].id == id) return std::make_unique<LearningChapter>(scene);
   return std::make_unique<ComingSoonChapter>(index);
 }
 

@@ -1,0 +1,490 @@
+#include "app/chapters/learning_chapters.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/chapters/box_chapters.h"
+#include "app/chapters/field_chapter.h"
+#include "app/run/model_memory.h"
+#include "app/run/story_run.h"
+#include "render/palette.h"
+#include "render/tween.h"
+
+namespace onegpu::app {
+
+using namespace render;
+using trainer::PieceKind;
+
+namespace {
+
+constexpr int kLayers = 4;
+// Pieces of one microbatch: embed, 4 forward, loss, 4 backward, embed backward.
+constexpr int kForwardDone = 1 + kLayers + 1;         // through the loss
+constexpr int kBackwardDone = kForwardDone + kLayers + 1;
+constexpr int kStepDone = kBackwardDone + 1;          // with the update
+
+// Time (s) at which piece i runs in each paced chapter.
+float guess_piece_time(int i) { return i == 0 ? 0.6f : i <= kLayers ? 1.0f + 0.7f * (i - 1) : 4.0f; }
+float grad_piece_time(int i) { return 0.8f + 0.75f * (i - kForwardDone); }  // backward pieces
+constexpr float kUpdateAt = 3.6f;  // the step chapter's update
+constexpr float kMicroPiece = 0.32f;
+
+std::string pct(double p) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", p);
+  return b;
+}
+
+// A token as a label: newlines and other invisible bytes get a visible stand-in.
+std::string visible(const std::string& tok) {
+  std::string out;
+  for (unsigned char ch : tok) {
+    if (ch == '\n') out += "↵";
+    else if (ch == '\t') out += "⇥";
+    else if (ch < 0x20) { char b[8]; std::snprintf(b, sizeof b, "<%02X>", ch); out += b; }
+    else out += static_cast<char>(ch);
+  }
+  if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0xC0) out += "…";  // cut mid-character
+  return out;
+}
+
+// Prediction bars: the top tokens, " time" always among them, and the rest as "other".
+std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int rows = 8) {
+  std::vector<Bar> bars;
+  double shown = 0.0;
+  bool have_time = false;
+  for (const auto& tp : p.top) {
+    if (static_cast<int>(bars.size()) == rows - 1 && !have_time && tp.id != time_id) continue;
+    if (static_cast<int>(bars.size()) >= rows) break;
+    bars.push_back({visible(tp.text), tp.prob, tp.id == time_id});
+    have_time |= tp.id == time_id;
+    shown += tp.prob;
+  }
+  if (!have_time) {
+    if (static_cast<int>(bars.size()) >= rows) { shown -= bars.back().value; bars.pop_back(); }
+    bars.push_back({" time", p.p_time, true});
+    shown += p.p_time;
+  }
+  bars.push_back({"other", std::max(0.0, 1.0 - shown), false});
+  return bars;
+}
+
+void draw_background(const SceneFrame& f, const FieldLayout& layout, float wpp) {
+  FieldDraw field;
+  field.others_fade = 0.07f;  // the neighbours recede: the chart sits in front of them
+  field.ring = 0.0f;
+  field.hide_gpu1 = true;
+  draw_field(f.world, layout, field, wpp);
+}
+
+
+
+std::vector<float> normalised(const std::vector<double>& v) {
+  double mx = 0;
+  for (double x : v) mx = std::max(mx, x);
+  std::vector<float> out;
+  for (double x : v) out.push_back(mx > 0 ? static_cast<float>(x / mx) : 0.0f);
+  return out;
+}
+
+TrayLook first_tray(const Tray& tray, int tokens_lit, float blank) {
+  TrayLook t;
+  t.tokens.assign(tray.tokens.begin(), tray.tokens.begin() + std::min<std::size_t>(3, tray.tokens.size()));
+  t.tokens_lit = tokens_lit;
+  t.blank = blank;
+  return t;
+}
+
+}  // namespace
+
+float LearningChapter::duration() const {
+  switch (scene_) {
+    case LearningScene::NextToken: return 4.8f;
+    case LearningScene::Guess: return 6.0f;
+    case LearningScene::Gradients: return 5.2f;
+    case LearningScene::Step: return 5.6f;
+    case LearningScene::Microbatches: return 1.0f + kMicroPiece * (2 * (2 * kLayers + 3) + 1) + 1.2f;
+    case LearningScene::Train: return 6.0f;
+    case LearningScene::Slow: return 4.0f;
+  }
+  return 1.0f;
+}
+
+Camera LearningChapter::camera(glm::vec2 viewport, float t) const {
+  LearningLayout L = learning_layout(layout_.chip_rect(0));
+  Camera wide = Camera::fit(L.frame, viewport, 0.02f);
+  if (scene_ != LearningScene::NextToken) return wide;
+  // Pull back from the close-up of the box to make room for the trays and the chart.
+  return dive(box_camera(layout_, viewport), wide, phase(t, 0.0f, 1.0f, Ease::InOutCubic));
+}
+
+int LearningChapter::pieces_due(float t) const {
+  switch (scene_) {
+    case LearningScene::NextToken: return 0;
+    case LearningScene::Guess: {
+      int n = 0;
+      while (n < kForwardDone && guess_piece_time(n) <= t) ++n;
+      return n;
+    }
+    case LearningScene::Gradients: {
+      int n = kForwardDone;
+      while (n < kBackwardDone && grad_piece_time(n) <= t) ++n;
+      return n;
+    }
+    case LearningScene::Step: return t >= kUpdateAt ? kStepDone : kBackwardDone;
+    case LearningScene::Microbatches: {
+      int total = 2 * (2 * kLayers + 3) + 1;
+      return std::clamp(static_cast<int>((t - 1.0f) / kMicroPiece) + 1, 0, total);
+    }
+    default: return 0;
+  }
+}
+
+void LearningChapter::on_action() {
+  if (scene_ == LearningScene::Train) StoryRun::get().start_training(1000);
+}
+
+void LearningChapter::prepare(float t) {
+  if (scene_ == LearningScene::Train && t >= duration()) {
+    StoryRun::get().start_training(1000);
+    StoryRun::get().wait_for_training();
+  }
+}
+
+std::string LearningChapter::activity() const {
+  if (scene_ != LearningScene::Train) return {};
+  StoryRun& run = StoryRun::get();
+  if (run.trained_steps() == 0 && !run.training_done()) return {};
+  char b[96];
+  std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
+  return b;
+}
+
+void LearningChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float wpp = cam.world_per_pixel();
+  draw_background(f, layout_, wpp);
+  LearningLayout L = learning_layout(layout_.chip_rect(0));
+  switch (scene_) {
+    case LearningScene::NextToken: draw_next_token(f, L, wpp); break;
+    case LearningScene::Guess: draw_guess(f, L, wpp); break;
+    case LearningScene::Gradients: draw_gradients(f, L, wpp); break;
+    case LearningScene::Step: draw_step(f, L, wpp); break;
+    case LearningScene::Microbatches: draw_microbatches(f, L, wpp); break;
+    case LearningScene::Train: draw_train(f, L, wpp); break;
+    case LearningScene::Slow: draw_slow(f, L, wpp); break;
+  }
+  f.world.set_layer(0);
+}
+
+// ---- The next token ----
+void LearningChapter::draw_next_token(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  Canvas& c = f.world;
+  c.set_layer(1);
+  draw_box(c, L.box, loaded_box(kLayers), wpp);
+  c.set_layer(2);
+  const auto& trays = run.trays();
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look;
+    float in = phase(t, 0.8f + 0.15f * i, 0.5f, Ease::OutCubic);
+    look.alpha = in;
+    if (i == 0) {
+      look = first_tray(trays[0], static_cast<int>(std::floor(phase(t, 1.4f, 0.9f) * 3.0f + 0.001f)),
+                        phase(t, 2.3f, 0.3f));
+      look.alpha = in;
+    } else {
+      look.text = trays[i].text;
+    }
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+  // The prompt's tokens go in through the door at the bottom of the box.
+  float go = phase(t, 2.6f, 1.1f, Ease::InOutCubic);
+  if (go > 0.0f && go < 1.0f) {
+    Rect tray0 = L.tray(0);
+    for (int k = 0; k < 3; ++k) {
+      float kk = std::clamp(go * 1.3f - k * 0.15f, 0.0f, 1.0f);
+      glm::vec2 from{tray0.min.x + (0.08f + 0.1f * k) * s, tray0.center().y};
+      glm::vec2 to{L.box.door.center().x, L.box.door.center().y + 0.05f * s};
+      glm::vec2 p = lerp(from, to, ease(Ease::InOutCubic, kk));
+      c.box(Rect::centered(p, glm::vec2(0.05f, 0.035f) * s), with_alpha(palette::forward, 1.0f - kk * 0.6f),
+            0.008f * s);
+    }
+  }
+  draw_readout(c, L.foot, -1, phase(t, 3.3f, 0.5f, Ease::Smooth), s);
+  draw_chart(c, L.chart, std::string(kPrompt) + " ____", {}, 0.0f, phase(t, 3.7f, 0.6f, Ease::Smooth), 0.0f, "", s,
+             wpp);
+}
+
+// ---- The model's guess ----
+void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  const StepRecord& rec = run.first_step(pieces_due(t));
+  int ran = static_cast<int>(rec.pieces.size());
+  Canvas& c = f.world;
+  c.set_layer(1);
+  BoxLook box = loaded_box(kLayers);
+  // Activations pile up in memory as the forward pass keeps what backward will need.
+  if (ran > 0) {
+    auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
+    box.fill_activations = static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
+  }
+  bool working = ran > 0 && ran < kForwardDone;
+  box.strip = working ? 0.9f : 0.3f;
+  draw_box(c, L.box, box, wpp);
+  c.set_layer(2);
+  // The band climbs with the forward pieces that have run.
+  float band = phase(t, 1.0f, 3.0f) * kLayers;
+  float band_a = phase(t, 0.6f, 0.3f) * (1.0f - phase(t, 4.3f, 0.5f));
+  draw_forward_band(c, L.box, kLayers, band, band_a, wpp);
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look = i == 0 ? first_tray(run.trays()[0], 3, 1.0f) : TrayLook{};
+    if (i) look.text = run.trays()[i].text;
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+  int active = ran == 0 ? -1 : ran < kForwardDone ? 0 : 1;
+  draw_readout(c, L.foot, active, 1.0f, s);
+  draw_step_counter(c, L.foot, 0, 1.0f, s);
+  // The model's real probabilities after "Once upon a", once the loss piece has run.
+  if (ran >= kForwardDone) {
+    Prediction p = run.predict_now(8);
+    float grow = phase(t, 4.1f, 0.8f, Ease::OutCubic);
+    float err = phase(t, 5.0f, 0.6f, Ease::Smooth);
+    draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), grow, 1.0f, err,
+               "error " + pct(p.loss_time) + " = −log p(time)", s, wpp);
+  } else {
+    draw_chart(c, L.chart, std::string(kPrompt) + " ____", {}, 0.0f, 1.0f, 0.0f, "", s, wpp);
+  }
+}
+
+// ---- Work out the gradients ----
+void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  const StepRecord& rec = run.first_step(pieces_due(t));
+  int ran = static_cast<int>(rec.pieces.size());
+  Canvas& c = f.world;
+  c.set_layer(1);
+  BoxLook box = loaded_box(kLayers);
+  auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
+  box.fill_activations = static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
+  box.strip = ran < kBackwardDone ? 0.9f : 0.3f;
+  draw_box(c, L.box, box, wpp);
+  c.set_layer(2);
+  float ring = kLayers - phase(t, 0.6f, 0.75f * kLayers + 0.2f) * kLayers;
+  draw_backward_ring(c, L.box, kLayers, ring, 1.0f - phase(t, 4.3f, 0.5f), wpp);
+  // A tick on each layer whose backward has run, sized by its real gradient norm.
+  std::vector<float> ticks(kLayers, 0.0f);
+  if (!rec.grads.layers.empty()) {
+    auto sizes = normalised(rec.grads.layers);
+    for (int l = 0; l < kLayers; ++l) {
+      int piece = kForwardDone + (kLayers - 1 - l);  // layer l's backward piece
+      if (ran > piece) ticks[l] = sizes[l];
+    }
+  }
+  draw_grad_ticks(c, L.box, kLayers, ticks, 1.0f, wpp);
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look = i == 0 ? first_tray(run.trays()[0], 3, 1.0f) : TrayLook{};
+    if (i) look.text = run.trays()[i].text;
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+  draw_readout(c, L.foot, ran < kBackwardDone ? 2 : -1, 1.0f, s);
+  draw_step_counter(c, L.foot, 0, 1.0f, s);
+  Prediction p = run.predict_now(8);
+  draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f, 1.0f,
+             "error " + pct(p.loss_time), s, wpp);
+  float note = phase(t, 4.4f, 0.6f, Ease::Smooth);
+  c.text("gradients written down · weights not changed yet", {L.box.chip.center().x, L.box.chip.max.y + 0.05f * s},
+         0.034f * s, with_alpha(palette::backward, note), Align::Center);
+}
+
+// ---- One step ----
+void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  const StepRecord& rec = run.first_step(pieces_due(t));
+  bool updated = static_cast<int>(rec.pieces.size()) >= kStepDone;
+  Canvas& c = f.world;
+  c.set_layer(1);
+  BoxLook box = loaded_box(kLayers);
+  box.tone.assign(kLayers, updated ? pulse(t, kUpdateAt, 1.0f) : 0.0f);
+  box.strip = updated && t < kUpdateAt + 0.4f ? 0.9f : 0.3f;
+  draw_box(c, L.box, box, wpp);
+  c.set_layer(2);
+  // Gradient ticks stay on the layers until the update uses them up.
+  std::vector<float> ticks = normalised(rec.grads.layers);
+  draw_grad_ticks(c, L.box, kLayers, ticks, 1.0f - phase(t, kUpdateAt, 0.5f), wpp);
+  // The blank fills with the word the text really has; every text gets its tick; trays go.
+  float trays_a = 1.0f - phase(t, 2.0f, 0.6f, Ease::Smooth);
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look;
+    if (i == 0) {
+      look = first_tray(run.trays()[0], 3, 1.0f);
+      look.fill = run.trays()[0].tokens.size() > 3 ? run.trays()[0].tokens[3] : "";
+      look.fill_a = phase(t, 0.3f, 0.5f, Ease::Smooth);
+      std::string rest;
+      for (std::size_t k = 4; k < run.trays()[0].tokens.size() && rest.size() < 60; ++k) rest += run.trays()[0].tokens[k];
+      look.text = look.fill_a > 0.5f ? rest : "";
+    } else {
+      look.text = run.trays()[i].text;
+    }
+    look.tick = phase(t, 0.8f + 0.15f * i, 0.4f, Ease::OutBack);
+    look.alpha = trays_a;
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+  draw_readout(c, L.foot, t >= kUpdateAt && t < kUpdateAt + 1.2f ? 3 : -1, 1.0f, s);
+  draw_step_counter(c, L.foot, updated && t >= kUpdateAt + 0.4f ? 1 : 0, phase(t, 2.4f, 0.4f, Ease::Smooth), s);
+  // The loupe on layer 2: 16 real weights, moving by their real update.
+  Rect slab = L.box.slab(1, kLayers);
+  Rect loupe{{L.trays.min.x + 0.02f * s, L.trays.min.y + 0.02f * s}, {L.trays.min.x + 0.62f * s, L.trays.max.y - 0.02f * s}};
+  float open = phase(t, 2.6f, 0.5f, Ease::OutCubic);
+  if (open > 0.0f) {
+    c.line({slab.min.x, slab.center().y}, {loupe.max.x, loupe.max.y}, std::max(wpp, 0.003f * s),
+           with_alpha(palette::weights, open * 0.5f));
+    std::vector<float> before(rec.weights_before.begin(), rec.weights_before.end());
+    std::vector<float> after = updated ? std::vector<float>(rec.weights_after.begin(), rec.weights_after.end()) : before;
+    draw_loupe(c, loupe, before, after, phase(t, kUpdateAt, 1.0f, Ease::InOutCubic), 100.0f, open, s, wpp);
+  }
+  Prediction p = run.predict_now(8);
+  draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f,
+             1.0f, "error " + pct(p.loss_time), s, wpp);
+}
+
+// ---- Microbatches ----
+void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  const StepRecord& rec = run.first_step(pieces_due(t), 2);
+  const int ran = static_cast<int>(rec.pieces.size());
+  const int per = 2 * kLayers + 3;
+  Canvas& c = f.world;
+  c.set_layer(1);
+  BoxLook box = loaded_box(kLayers);
+  bool updated = ran == 2 * per + 1;
+  box.tone.assign(kLayers, updated ? pulse(t, 1.0f + kMicroPiece * (2 * per), 1.0f) : 0.0f);
+  if (ran > 0) {
+    auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
+    box.fill_activations = static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
+  }
+  box.strip = ran > 0 && !updated ? 0.9f : 0.3f;
+  draw_box(c, L.box, box, wpp);
+  c.set_layer(2);
+  // Where the current microbatch is: its band climbing or its ring coming down.
+  int mb = std::min(1, ran / per);
+  int in_mb = ran - mb * per;
+  if (ran > 0 && !updated) {
+    if (in_mb <= kLayers + 1) draw_forward_band(c, L.box, kLayers, std::min<float>(kLayers, in_mb - 1 + 0.5f), 1.0f, wpp);
+    else draw_backward_ring(c, L.box, kLayers, std::max(0.0f, kLayers - (in_mb - kLayers - 2) - 0.5f), 1.0f, wpp);
+  }
+  // Ticks pile: one set per finished microbatch, sized by the gradients so far.
+  int finished = std::min(2, ran / per);
+  if (!rec.grads.layers.empty() && !updated) {
+    auto sizes = normalised(rec.grads.layers);
+    draw_grad_ticks(c, L.box, kLayers, sizes, 1.0f, wpp, std::max(1, finished));
+  }
+  // Two half-size trays, the microbatches: two texts each.
+  for (int m = 0; m < 2; ++m) {
+    Rect r = L.tray(m, 2);
+    bool current = m == mb && ran > 0 && !updated;
+    TrayLook look;
+    look.text = run.trays()[m * 2].text.substr(0, 40) + " | " + run.trays()[m * 2 + 1].text;
+    look.alpha = phase(t, 0.2f + 0.2f * m, 0.5f, Ease::OutCubic) * (current || ran == 0 ? 1.0f : 0.55f);
+    look.tick = (finished > m) ? 1.0f : 0.0f;
+    draw_tray(c, r, look, s, wpp);
+    c.text(m == 0 ? "microbatch 1" : "microbatch 2", {r.max.x + 0.02f * s, r.center().y - 0.012f * s}, 0.03f * s,
+           with_alpha(current ? palette::forward : palette::text_dim, look.alpha));
+  }
+  int active = ran == 0 ? -1 : updated ? 3 : in_mb < kForwardDone ? 0 : in_mb == kForwardDone ? 1 : 2;
+  draw_readout(c, L.foot, active, 1.0f, s, true);
+  draw_step_counter(c, L.foot, updated ? 1 : 0, 1.0f, s);
+}
+
+// ---- Train it ----
+void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  Canvas& c = f.world;
+  const int steps = run.trained_steps();
+  const bool running = steps > 0 && !run.training_done();
+  auto ms = run.milestones();
+  c.set_layer(1);
+  BoxLook box = loaded_box(kLayers);
+  // While it trains, loops play: band up, ring down, re-tone; one loop per 1.2 s of picture.
+  float loop = std::fmod(t, 1.2f) / 1.2f;
+  if (running) box.tone.assign(kLayers, loop > 0.85f ? (loop - 0.85f) / 0.15f : 0.0f);
+  box.strip = running ? 0.9f : 0.3f;
+  draw_box(c, L.box, box, wpp);
+  c.set_layer(2);
+  if (running) {
+    if (loop < 0.45f) draw_forward_band(c, L.box, kLayers, loop / 0.45f * kLayers, 1.0f, wpp);
+    else if (loop < 0.85f) draw_backward_ring(c, L.box, kLayers, kLayers * (1.0f - (loop - 0.45f) / 0.4f), 1.0f, wpp);
+  }
+  draw_readout(c, L.foot, running ? static_cast<int>(loop * 4.0f) : -1, 1.0f, s, true);
+  draw_step_counter(c, L.foot, steps, 1.0f, s);
+  // The latest predictions: at steps 0, 1, 10, 100 and 1,000, from the model being trained.
+  Prediction latest = ms.empty() ? run.predict_now(8) : ms.back();
+  if (ms.empty()) latest.step = 0;
+  std::string title = std::string(kPrompt) + " ";
+  title += latest.top.empty() || latest.step < 1000 ? "____" : latest.top[0].text;
+  char err[64];
+  std::snprintf(err, sizeof err, "error %.2f at step %d", latest.loss_time, latest.step);
+  draw_chart(c, L.chart, title, prediction_bars(latest, run.time_token()), 1.0f, 1.0f, 1.0f, err, s, wpp);
+  // The first tray with the blank, filled by the model's own top guess once trained.
+  TrayLook look = first_tray(run.trays()[0], 3, 1.0f);
+  if (run.training_done() && !latest.top.empty()) {
+    look.fill = visible(latest.top[0].text);
+    look.fill_a = 1.0f;
+  }
+  draw_tray(c, L.tray(0), look, s, wpp);
+  const char* hint = run.training_done() ? "trained: the weights now hold what it learned"
+                     : running           ? "training for real on this machine's CPU"
+                                         : "press the button to train to step 1,000";
+  c.text(hint, {L.tray(1).min.x, L.tray(1).center().y - 0.012f * s}, 0.034f * s, with_alpha(palette::text_dim, 1.0f));
+  if (!ms.empty()) {
+    // The milestones seen so far, one line each.
+    float y = L.tray(2).max.y - 0.04f * s;
+    for (const auto& m : ms) {
+      char line[128];
+      std::snprintf(line, sizeof line, "step %5d:  p(time) = %.3f", m.step, m.p_time);
+      c.text(line, {L.tray(2).min.x, y}, 0.03f * s, with_alpha(palette::text_dim, 1.0f));
+      y -= 0.04f * s;
+    }
+  }
+}
+
+// ---- It's slow ----
+void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  // A step with each text as its own microbatch: each segment is one text's measured time.
+  std::vector<double> per_text(4, 0.0);
+  double update = 0.0;
+  for (const auto& p : run.warm_step_pieces(4)) {
+    if (p.kind == PieceKind::Update) update += p.ms / 1000.0;
+    else per_text[std::min(3, p.microbatch)] += p.ms / 1000.0;
+  }
+  double total = update;
+  for (double v : per_text) total += v;
+  Canvas& c = f.world;
+  c.set_layer(1);
+  draw_box(c, L.box, loaded_box(kLayers), wpp);
+  c.set_layer(2);
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look;
+    look.text = run.trays()[i].text;
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+  draw_readout(c, L.foot, -1, 1.0f, s, true);
+  std::vector<Segment> segs;
+  for (int i = 0; i < 4; ++i) segs.push_back({per_text[i], i % 2 ? palette::forward : mix(palette::forward, palette::backward, 0.3f), "text " + std::to_string(i + 1)});
+  segs.push_back({update, palette::weights, ""});
+  char cap[128];
+  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured · each text waits for the one before", total * 1000.0);
+  Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.045f * s}};
+  draw_time_bar(c, bar, segs, total, phase(t, 0.5f, 2.0f, Ease::InOutCubic), 1.0f, cap, s, wpp);
+  draw_step_counter(c, L.foot, 1, 1.0f, s);
+}
+
+}  // namespace onegpu::app

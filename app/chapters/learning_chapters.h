@@ -1,0 +1,38 @@
+#pragma once
+// Scenes 5 to 11: GPU 1 learning, drawn from the story model's real first step (run one piece
+// at a time as the picture reaches it) and from a real run to step 1,000.
+#include "app/chapters/chapter.h"
+#include "app/scene/field_layout.h"
+#include "app/scene/learning_scene.h"
+
+namespace onegpu::app {
+
+enum class LearningScene { NextToken, Guess, Gradients, Step, Microbatches, Train, Slow };
+
+class LearningChapter : public Chapter {
+ public:
+  explicit LearningChapter(LearningScene scene) : scene_(scene) {}
+  float duration() const override;
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void on_action() override;
+  void prepare(float t) override;
+  std::string activity() const override;
+
+  // The times at which the first step's pieces run in this chapter (pieces before the
+  // chapter's first are run on arrival). Exposed for tests.
+  int pieces_due(float t) const;
+
+ private:
+  void draw_next_token(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_guess(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_gradients(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_step(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_train(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_slow(const SceneFrame& f, const LearningLayout& L, float wpp);
+  LearningScene scene_;
+  FieldLayout layout_{512};
+};
+
+}  // namespace onegpu::app

@@ -1,0 +1,166 @@
+#include "app/run/story_run.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "trainer/data/story_corpus.h"
+#include "trainer/error.h"
+#include "trainer/model/config.h"
+
+namespace onegpu::app {
+
+using namespace trainer;
+
+namespace {
+constexpr std::uint64_t kSeed = 1;
+bool is_milestone(int s) { return s == 1 || s == 10 || s == 100 || s == 1000 || s == 10000; }
+}  // namespace
+
+StoryRun& StoryRun::get() {
+  static StoryRun run;
+  return run;
+}
+
+StoryRun::StoryRun() {
+  corpus_ = generate_story_corpus(StoryCorpusOptions{});
+  tok_ = BpeTokenizer::train(corpus_.train, BpeTrainOptions{});
+  time_token_ = tok_.token_id(" time");
+
+  // The first step's four texts: real stories from the training text, the first of them one
+  // that opens "Once upon a time", the others whatever follows it.
+  const int S = model_preset("story").seq_len;
+  tray_batch_.B = 4;
+  tray_batch_.S = S;
+  std::vector<std::vector<std::int32_t>> picked;
+  bool have_once = false;
+  for (const auto& doc : corpus_.train) {
+    if (picked.size() == 4) break;
+    bool once = doc.rfind("Once upon a time", 0) == 0;
+    if (!have_once && !once) continue;  // start the batch at a "Once upon a time" story
+    auto ids = tok_.encode(doc);
+    if (static_cast<int>(ids.size()) < S + 1) continue;
+    if (once && !have_once) have_once = true;
+    else if (once) continue;  // the others open some other way
+    ids.resize(S + 1);
+    picked.push_back(std::move(ids));
+  }
+  if (picked.size() < 4) throw Error("story corpus too small for four texts");
+  for (const auto& ids : picked) {
+    tray_batch_.inputs.insert(tray_batch_.inputs.end(), ids.begin(), ids.end() - 1);
+    tray_batch_.targets.insert(tray_batch_.targets.end(), ids.begin() + 1, ids.end());
+    Tray tray;
+    for (auto id : ids) tray.tokens.push_back(tok_.token_text(id));
+    tray.text = tok_.decode(ids);
+    trays_.push_back(std::move(tray));
+  }
+}
+
+StoryRun::~StoryRun() {
+  stop_ = true;
+  if (worker_.joinable()) worker_.join();
+}
+
+std::unique_ptr<Trainer> StoryRun::fresh(int microbatches, int steps) const {
+  TrainOptions o;
+  o.steps = steps;
+  o.batch = 4;
+  o.microbatches = microbatches;
+  o.seed = kSeed;
+  o.threads = 1;
+  return std::make_unique<Trainer>(model_preset("story"), o, tok_, corpus_);
+}
+
+void StoryRun::rewind(int microbatches) {
+  runner_.reset();
+  first_ = fresh(microbatches, 1000);
+  runner_ = std::make_unique<StepRunner>(*first_, tray_batch_);
+  runner_micro_ = microbatches;
+  record_ = {};
+  record_.weights_before = sample_layer_weights(first_->model(), 1);
+}
+
+int StoryRun::first_step_pieces(int microbatches) {
+  if (!runner_ || runner_micro_ != microbatches) rewind(microbatches);
+  return runner_->pieces_per_step();
+}
+
+const StepRecord& StoryRun::first_step(int pieces, int microbatches) {
+  if (!runner_ || runner_micro_ != microbatches || runner_->pieces_run() > pieces) rewind(microbatches);
+  while (runner_->pieces_run() < pieces && !runner_->done()) {
+    if (runner_->peek().kind == PieceKind::Update) record_.grads = layer_grad_norms(first_->model());
+    record_.pieces.push_back(runner_->run_next());
+    // Each layer's gradients are final once its backward has run (for the last microbatch).
+    if (record_.pieces.back().kind == PieceKind::LayerBackward) record_.grads = layer_grad_norms(first_->model());
+    if (runner_->done()) record_.weights_after = sample_layer_weights(first_->model(), 1);
+  }
+  return record_;
+}
+
+const std::vector<Piece>& StoryRun::warm_step_pieces(int microbatches) {
+  auto it = warm_.find(microbatches);
+  if (it != warm_.end()) return it->second;
+  auto t = fresh(microbatches, 1000);
+  std::vector<Piece> last;
+  for (int i = 0; i < 3; ++i) {
+    StepRunner r(*t, tray_batch_);
+    last.clear();
+    while (!r.done()) last.push_back(r.run_next());
+  }
+  return warm_[microbatches] = std::move(last);
+}
+
+Prediction StoryRun::predict(Trainer& t, int k) const {
+  Prediction p;
+  p.step = t.steps_done();
+  p.top = next_token_distribution(t.model(), tok_, kPrompt, k);
+  auto probs = next_token_probs(t.model(), tok_.encode(kPrompt));
+  p.p_time = time_token_ >= 0 ? probs[time_token_] : 0.0;
+  p.loss_time = -std::log(std::max(p.p_time, 1e-30));
+  return p;
+}
+
+Prediction StoryRun::predict_now(int k) {
+  if (!first_) rewind(1);
+  return predict(*first_, k);
+}
+
+void StoryRun::start_training(int steps) {
+  if (started_) return;
+  started_ = true;
+  target_ = steps;
+  worker_ = std::thread([this, steps] {
+    auto t = fresh(1, steps);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      milestones_.push_back(predict(*t, 8));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    for (int s = 1; s <= steps && !stop_; ++s) {
+      t->step();
+      trained_ = s;
+      if (is_milestone(s) || s == steps) {
+        Prediction p = predict(*t, 8);
+        std::lock_guard<std::mutex> lock(mu_);
+        milestones_.push_back(std::move(p));
+        seconds_per_step_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / s;
+      }
+    }
+    done_ = true;
+  });
+}
+
+std::vector<Prediction> StoryRun::milestones() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return milestones_;
+}
+
+double StoryRun::seconds_per_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return seconds_per_step_;
+}
+
+void StoryRun::wait_for_training() {
+  if (worker_.joinable()) worker_.join();
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,105 @@
+#pragma once
+// The one-rank run the learning chapters are drawn from: the generated story corpus, its
+// tokenizer, and the `story` model, trained here for real.
+//
+// The first step is run one piece at a time as the pictures ask for it (and can be rewound:
+// the run is deterministic, so "rewind" rebuilds the same fresh model). The long run to step
+// 1,000 trains on a thread of its own and publishes the model's predictions as it goes.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "trainer/data/bpe_tokenizer.h"
+#include "trainer/data/corpus.h"
+#include "trainer/train/probes.h"
+#include "trainer/train/step_runner.h"
+#include "trainer/train/trainer.h"
+
+namespace onegpu::app {
+
+inline constexpr const char* kPrompt = "Once upon a";
+
+struct Tray {
+  std::string text;                   // the text as the model reads it (decoded tokens)
+  std::vector<std::string> tokens;    // each token's text, as the tokenizer split it
+};
+
+// What one step recorded, piece by piece.
+struct StepRecord {
+  std::vector<trainer::Piece> pieces;
+  trainer::GradNorms grads;                    // after the last backward, before the update
+  std::array<float, 16> weights_before{}, weights_after{};  // layer 2's sample
+};
+
+struct Prediction {
+  int step = 0;
+  std::vector<trainer::TokenProb> top;  // most likely first
+  double p_time = 0.0;                  // probability of " time"
+  double loss_time = 0.0;               // -log p(" time"): the error the chapters show
+};
+
+class StoryRun {
+ public:
+  static StoryRun& get();
+  ~StoryRun();
+
+  const trainer::BpeTokenizer& tokenizer() const { return tok_; }
+  const std::vector<Tray>& trays() const { return trays_; }
+  std::int32_t time_token() const { return time_token_; }
+
+  // ---- the first step, piece by piece (UI thread) ----
+  // Runs (or rewinds and reruns) the first step until `pieces` pieces have run, with the batch
+  // split into `microbatches`. Returns what has run so far.
+  const StepRecord& first_step(int pieces, int microbatches = 1);
+  int first_step_pieces(int microbatches = 1);
+  // The model's prediction after "Once upon a" as the first step's run stands now.
+  Prediction predict_now(int k = 8);
+  trainer::Trainer& first_trainer() { return *first_; }
+
+  // Per-piece times of a step on the four texts split into `microbatches`, measured on the
+  // third step of a fresh run so that first-touch allocation does not count. Cached.
+  const std::vector<trainer::Piece>& warm_step_pieces(int microbatches);
+
+  // ---- the long run ----
+  void start_training(int steps = 1000);   // no-op when running or done
+  int trained_steps() const { return trained_.load(); }
+  int training_target() const { return target_; }
+  bool training_done() const { return done_.load(); }
+  // Predictions at steps 0, 1, 10, 100, 1000 as they become available.
+  std::vector<Prediction> milestones() const;
+  double seconds_per_step() const;
+  void wait_for_training();  // blocks (headless renders)
+
+ private:
+  StoryRun();
+  void rewind(int microbatches);
+  std::unique_ptr<trainer::Trainer> fresh(int microbatches, int steps) const;
+  Prediction predict(trainer::Trainer& t, int k) const;
+
+  trainer::Corpus corpus_;
+  trainer::BpeTokenizer tok_;
+  std::vector<Tray> trays_;
+  trainer::Batch tray_batch_;
+  std::int32_t time_token_ = -1;
+
+  std::unique_ptr<trainer::Trainer> first_;
+  std::unique_ptr<trainer::StepRunner> runner_;
+  int runner_micro_ = 0;
+  StepRecord record_;
+  std::map<int, std::vector<trainer::Piece>> warm_;
+
+  std::thread worker_;
+  std::atomic<int> trained_{0};
+  std::atomic<bool> done_{false}, stop_{false};
+  bool started_ = false;
+  int target_ = 0;
+  mutable std::mutex mu_;
+  std::vector<Prediction> milestones_;
+  double seconds_per_step_ = 0.0;
+};
+
+}  // namespace onegpu::app
