@@ -8,6 +8,7 @@
 #include "tests/trainer_model/gradcheck.h"
 #include "trainer/model/params.h"
 #include "trainer/ops/cpu_backend.h"
+#include "trainer/ops/fast_math.h"
 
 using namespace onegpu::trainer;
 using onegpu::trainer::test::grads_close;
@@ -188,4 +189,16 @@ TEST(Bf16, RoundsToNearestEven) {
   EXPECT_EQ(bf16_to_float(float_to_bf16(1.00390625f)), 1.0f);      // halfway: ties to even
   EXPECT_EQ(bf16_to_float(float_to_bf16(1.01171875f)), 1.015625f); // halfway: ties to even (up)
   EXPECT_NEAR(bf16_to_float(float_to_bf16(3.14159f)), 3.14159f, 0.01f);
+}
+
+TEST(FastExp, MatchesLibmToAFewUlp) {
+  double worst = 0;
+  for (float x = -80.f; x < 80.f; x += 0.0137f) {
+    double ref = std::exp((double)x), got = fast_exp(x);
+    worst = std::max(worst, std::fabs(got - ref) / ref);
+  }
+  EXPECT_LT(worst, 5e-7);
+  EXPECT_EQ(fast_exp(0.f), 1.f);
+  EXPECT_GT(fast_exp(-200.f), 0.f);  // clamped, no denormal garbage
+  EXPECT_TRUE(std::isfinite(fast_exp(200.f)));
 }

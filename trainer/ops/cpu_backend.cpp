@@ -7,6 +7,7 @@
 
 #include "trainer/error.h"
 #include "trainer/ops/clones.h"
+#include "trainer/ops/fast_math.h"
 
 namespace onegpu::trainer {
 
@@ -137,11 +138,9 @@ void attention_forward_one(const float* base, long row, int D, int h, int S, int
     }
     float mx = -INFINITY;
     for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
+    for (int j = 0; j <= i; ++j) p[j] = fast_exp(p[j] - mx);
     float sum = 0.f;
-    for (int j = 0; j <= i; ++j) {
-      p[j] = std::exp(p[j] - mx);
-      sum += p[j];
-    }
+    for (int j = 0; j <= i; ++j) sum += p[j];
     float inv = 1.f / sum;
     for (int j = 0; j <= i; ++j) p[j] *= inv;
     for (int j = i + 1; j < S; ++j) p[j] = 0.f;
@@ -277,16 +276,36 @@ void CpuBackend::softmax_rows(const float* x, float* y, int T, int N) {
   }
 }
 
-void CpuBackend::silu_forward(const float* u, float* a, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) a[i] = u[i] / (1.f + std::exp(-u[i]));
+namespace {
+ONEGPU_CLONES
+void silu_fwd(const float* __restrict u, float* __restrict a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) a[i] = u[i] / (1.f + fast_exp(-u[i]));
 }
-
-void CpuBackend::silu_backward(const float* u, const float* da, float* du, std::int64_t n) {
+ONEGPU_CLONES
+void silu_bwd(const float* __restrict u, const float* __restrict da, float* __restrict du, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
-    float s = 1.f / (1.f + std::exp(-u[i]));
+    float s = 1.f / (1.f + fast_exp(-u[i]));
     du[i] = da[i] * s * (1.f + u[i] * (1.f - s));
   }
 }
+// e[v] = exp(l[v] - mx); returns the sum, accumulated in eight fixed double lanes.
+ONEGPU_CLONES
+double exp_row(const float* __restrict l, float mx, float* __restrict e, int V) {
+  for (int v = 0; v < V; ++v) e[v] = fast_exp(l[v] - mx);
+  double lane[8] = {};
+  int v = 0;
+  for (; v + 8 <= V; v += 8)
+    for (int j = 0; j < 8; ++j) lane[j] += e[v + j];
+  for (; v < V; ++v) lane[0] += e[v];
+  double s = 0.0;
+  for (double x : lane) s += x;
+  return s;
+}
+}  // namespace
+
+void CpuBackend::silu_forward(const float* u, float* a, std::int64_t n) { silu_fwd(u, a, n); }
+
+void CpuBackend::silu_backward(const float* u, const float* da, float* du, std::int64_t n) { silu_bwd(u, da, du, n); }
 
 double CpuBackend::cross_entropy(const float* logits, const std::int32_t* targets, float* dlogits,
                                  int T, int V, float scale) {
@@ -294,6 +313,7 @@ double CpuBackend::cross_entropy(const float* logits, const std::int32_t* target
     if (targets[t] >= V) throw Error("cross_entropy: target outside the vocabulary");
   row_loss_.assign(T, 0.0);
   auto rows = [&](int t0, int t1) {
+    std::vector<float> tmp;
     for (int t = t0; t < t1; ++t) {
       const float* l = logits + (long)t * V;
       float* dl = dlogits ? dlogits + (long)t * V : nullptr;
@@ -304,15 +324,14 @@ double CpuBackend::cross_entropy(const float* logits, const std::int32_t* target
       }
       float mx = -INFINITY;
       for (int v = 0; v < V; ++v) mx = std::max(mx, l[v]);
-      double sum = 0.0;
       const float ly = l[y];
-      if (dl) {  // exponentials kept in dl, then scaled in place
-        for (int v = 0; v < V; ++v) sum += dl[v] = std::exp(l[v] - mx);
+      if (!dl && (int)tmp.size() < V) tmp.resize(V);
+      float* e = dl ? dl : tmp.data();  // exponentials, then (with dl) scaled in place
+      double sum = exp_row(l, mx, e, V);
+      if (dl) {
         float f = (float)(scale / sum);
         for (int v = 0; v < V; ++v) dl[v] *= f;
         dl[y] -= scale;
-      } else {
-        for (int v = 0; v < V; ++v) sum += std::exp(l[v] - mx);
       }
       row_loss_[t] = std::log(sum) + mx - ly;
     }
