@@ -247,7 +247,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
     if (!info.action.empty()) {
       ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 70.0f * s});
       ImGui::BeginDisabled(!info.built);
-      ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * s});
+      if (ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * s})) current().on_action();
       ImGui::EndDisabled();
       ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 116.0f * s});
       ImGui::PushFont(small_font_);
@@ -263,13 +263,15 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {12.0f * s, 5.0f * s});
   ImGui::Begin("##status", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
   ImGui::PushFont(small_font_);
+  std::string activity = current().activity();
+  if (activity.empty()) activity = "trainer: idle";
   char frame[48] = "headless render";
   if (frame_ms_ >= 0.0f) std::snprintf(frame, sizeof frame, "frame %.1f ms", frame_ms_);
   char status[512];
   std::snprintf(status, sizeof status,
-                "%s  ·  trainer: not running  ·  %s  ·  "
+                "%s  ·  %s  ·  %s  ·  "
                 "← → chapters  ·  R replay  ·  Tab list  ·  Ctrl +/− size  ·  F11 full screen",
-                frame, gl_.c_str());
+                frame, activity.c_str(), gl_.c_str());
   ImGui::TextColored(im(render::palette::text_faint), "%s", status);
   ImGui::PopFont();
   ImGui::End();

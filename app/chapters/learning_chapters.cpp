@@ -426,8 +426,8 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   // The latest predictions: at steps 0, 1, 10, 100 and 1,000, from the model being trained.
   Prediction latest = ms.empty() ? run.predict_now(8) : ms.back();
   if (ms.empty()) latest.step = 0;
-  std::string title = std::string(kPrompt) + " ";
-  title += latest.top.empty() || latest.step < 1000 ? "____" : latest.top[0].text;
+  std::string title = std::string(kPrompt);
+  title += latest.top.empty() || latest.step < 1000 ? " ____" : visible(latest.top[0].text);
   char err[64];
   std::snprintf(err, sizeof err, "error %.2f at step %d", latest.loss_time, latest.step);
   draw_chart(c, L.chart, title, prediction_bars(latest, run.time_token()), 1.0f, 1.0f, 1.0f, err, s, wpp);

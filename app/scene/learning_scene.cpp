@@ -111,7 +111,12 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       c.line({from, yy}, {to, yy}, line * 1.6f, pink);
       c.line({from, yy}, {from, yy - row * 0.2f}, line * 1.6f, pink);
       c.line({to, yy}, {to, yy - row * 0.2f}, line * 1.6f, pink);
-      c.text(error_text, {(from + to) * 0.5f, yy + 0.012f * s}, 0.028f * s, pink, Align::Center);
+      // A short bracket (a good guess) gets its label beside it rather than over "certain".
+      if (to - from > c.text_width(error_text, 0.028f * s)) {
+        c.text(error_text, {(from + to) * 0.5f, yy + 0.012f * s}, 0.028f * s, pink, Align::Center);
+      } else {
+        c.text(error_text, {from - 0.01f * s, yy + 0.012f * s}, 0.028f * s, pink, Align::Right);
+      }
     }
   }
 }
