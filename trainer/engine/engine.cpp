@@ -62,8 +62,8 @@ Engine::~Engine() {
 void Engine::begin(int step) {
   std::unique_lock lk(mu_);
   idle_cv_.wait(lk, [&] { return running_ == 0 && queue_.empty(); });
-  tracker_ = std::make_unique<DependencyTracker>(plan_);
-  clock_ = std::make_unique<VirtualClock>(plan_, options_.cost);
+  tracker_->reset();
+  clock_->reset();
   queue_.clear();
   held_.clear();
   scratch_.clear();

@@ -1,5 +1,7 @@
 #include "trainer/engine/tracker.h"
 
+#include <algorithm>
+
 namespace onegpu::trainer {
 
 DependencyTracker::DependencyTracker(const Plan& plan)
@@ -8,6 +10,15 @@ DependencyTracker::DependencyTracker(const Plan& plan)
       done_(plan.ops.size(), 0),
       waiting_recv_(plan.ops.size(), -1),
       arrived_(plan.collectives.size(), 0) {}
+
+void DependencyTracker::reset() {
+  std::fill(cursor_.begin(), cursor_.end(), 0);
+  std::fill(done_.begin(), done_.end(), 0);
+  std::fill(waiting_recv_.begin(), waiting_recv_.end(), -1);
+  std::fill(arrived_.begin(), arrived_.end(), 0);
+  ops_done_ = 0;
+  ranks_done_ = 0;
+}
 
 void DependencyTracker::start(std::vector<Task>& ready) {
   for (std::size_t r = 0; r < cursor_.size(); ++r) advance(static_cast<int>(r), ready);

@@ -24,6 +24,8 @@ class DependencyTracker {
  public:
   explicit DependencyTracker(const Plan& plan);
 
+  // Forgets all progress (keeps the memory).
+  void reset();
   // Appends the tasks ready at the start.
   void start(std::vector<Task>& ready);
   // Marks a task done and appends the tasks it made ready.

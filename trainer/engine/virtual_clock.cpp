@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "trainer/error.h"
 
@@ -93,6 +94,13 @@ VirtualClock::VirtualClock(const Plan& plan, CostModel model)
   tl_.ops.assign(plan.ops.size(), OpTime{});
 }
 
+void VirtualClock::reset() {
+  std::fill(tl_.ops.begin(), tl_.ops.end(), OpTime{});
+  tl_.end = 0;
+  std::fill(rank_free_.begin(), rank_free_.end(), 0.0);
+  std::fill(send_free_.begin(), send_free_.end(), 0.0);
+}
+
 double VirtualClock::begin_of(const Task& task) const {
   if (task.collective) {
     double begin = 0;
@@ -163,7 +171,7 @@ Timeline simulate(const Plan& plan, const CostModel& model) {
   if (!tracker.finished())
     throw Error("plan deadlocks after " + std::to_string(tracker.ops_done()) + " of " +
                 std::to_string(plan.ops.size()) + " ops: " + tracker.describe_stuck());
-  return clock.timeline();
+  return std::move(clock.timeline());  // no copy: a 512-rank timeline is megabytes
 }
 
 Summary summarize(const Plan& plan, const Timeline& tl) {

@@ -72,6 +72,8 @@ struct Timeline {
 class VirtualClock {
  public:
   VirtualClock(const Plan& plan, CostModel model);
+  // Back to time zero with no op done, keeping the memory (a step of 512 ranks is megabytes).
+  void reset();
   // When a ready task begins (its dependencies are complete, so this is already fixed).
   double begin_of(const Task& task) const;
   // Sets the virtual times of the task's op(s); measured_s is the wall cost (compute ops).
