@@ -21,7 +21,9 @@
 //   - a Recv runs after its Send has returned, and what the Send wrote is visible to it (the
 //     engine's lock orders them). Sends are eager: the sender moves on, so the runner must
 //     copy the data into a buffer of its own (a mailbox keyed by the send's op id);
-//   - any worker may run any rank's op: keep nothing per thread.
+//   - any worker may run any rank's op: model state belongs to ranks, never to threads;
+//     scratch that serves one thread at a time (a compute backend, temporary buffers) can be
+//     kept per worker, indexed by OpContext::worker (0..workers()-1).
 // A runner that throws stops the step; run() / wait() rethrow the first exception, and the
 // next run() / begin() starts the step afresh. tests/engine/toy_runner_test.cpp is a complete
 // runner (integer "maths") showing all of this, checked for parity across every split.
