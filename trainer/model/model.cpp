@@ -151,7 +151,7 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
   LayerCache& c = st.layers.at(l);
   if (!c.filled) throw Error("layer_backward before layer_forward");
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
-  const int Hx = cfg_.expert_hidden, k = cfg_.top_k;
+  const int k = cfg_.top_k;
   const auto& L = params_.layer_layout();
   auto wv = view(params_.layer_offset(l), L.size);
   const float* w = wv.p;
@@ -172,9 +172,8 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
     be_.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), dh2.data(), dtmp.data(), g + L.norm2, T, D);
     be_.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
-  c.experts = ExpertCache{};
+  c.experts = ExpertCache{};  // the MoE activations are done with: free them before attention's
   c.routing = Routing{};
-  (void)Hx;
   // Attention branch.
   {
     Buffer<float> datt = act(mt_, TD), dqkv = act(mt_, 3 * TD), dh1 = act(mt_, TD), dtmp = act(mt_, TD);
