@@ -46,7 +46,7 @@ void draw_tray(Canvas& c, const Rect& r, const TrayLook& look, float s, float wp
     c.box(box, with_alpha(palette::forward, a * 0.18f * solid), 0.008f * s, with_alpha(palette::forward, a * 0.8f * solid),
           line);
     c.text(tk, {x, base}, size, with_alpha(palette::text, a * solid));
-    x += w + 0.012f * s;
+    x += w + 0.022f * s;  // a clear gap: each token is its own box
   }
   if (look.blank > 0.0f) {
     float w = 0.12f * s;

@@ -1,0 +1,213 @@
+// The one-GPU and learning chapters, rendered headless: what must be on screen, and that what
+// is drawn matches the run it is drawn from (allocator bytes, probabilities, gradient norms).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "app/chapters/box_chapters.h"
+#include "app/headless.h"
+#include "app/run/model_memory.h"
+#include "app/run/story_run.h"
+#include "app/scene/field_layout.h"
+#include "app/scene/learning_scene.h"
+#include "app/story.h"
+#include "render/framebuffer.h"
+#include "pixels.h"
+
+using namespace onegpu;
+using namespace onegpu::app;
+
+namespace {
+
+HeadlessImage shot(const char* id, std::optional<float> at = std::nullopt) {
+  Options o;
+  o.headless = true;
+  o.width = 1600;
+  o.height = 900;
+  o.at = at;
+  o.no_ui = true;
+  o.out = "unused.png";
+  HeadlessImage img = render_headless(o, find_chapter(id));
+  std::filesystem::create_directories(ONEGPU_TEST_OUT);
+  render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + id + ".png", img.width, img.height, img.rgba);
+  return img;
+}
+
+glm::vec2 px(const HeadlessImage& img, glm::vec2 w) { return img.camera.world_to_pixel(w); }
+
+bool lavender(Rgb c) { return c.r > 140 && c.b > 200 && c.g > 130 && c.g < 190 && c.r < c.b; }
+bool pink(Rgb c) { return c.r > 200 && c.g < 140 && c.b > 120 && c.b < 190; }
+bool amber(Rgb c) { return c.r > 150 && c.g > 90 && c.g < 190 && c.b < 100 && c.r > c.g + 40; }
+
+const render::Rect chip() { return FieldLayout(512).chip_rect(0); }
+
+}  // namespace
+
+TEST(Chapters, OpenShowsTwoWallsWithTicksAndTheComputeStrip) {
+  HeadlessImage img = shot("open");
+  Image im{img.width, img.height, &img.rgba};
+  BoxParts b = box_parts(chip());
+  for (const render::Rect* wall : {&b.left_wall, &b.right_wall}) {
+    // Each wall's outline runs the wall's full height on its outer side.
+    glm::vec2 lo = px(img, {wall->min.x, wall->min.y + 0.02f}), hi = px(img, {wall->min.x, wall->max.y - 0.02f});
+    int outlined = 0, rows = 0;
+    for (int y = int(hi.y); y <= int(lo.y); y += 4, ++rows) {
+      bool hit = false;
+      for (int dx = -2; dx <= 2; ++dx) {
+        Rgb p = im.at(int(lo.x) + dx, y);
+        hit |= p.b > 150 && p.r > 95 && p.b > p.r + 30;
+      }
+      outlined += hit;
+    }
+    EXPECT_GT(outlined, rows * 9 / 10);
+  }
+  // The strip glows a light blue.
+  Rgb strip = im.at(int(px(img, b.strip.center()).x), int(px(img, b.strip.center()).y));
+  EXPECT_GT(strip.b, 120);
+}
+
+TEST(Chapters, WeightsFillTheWallsByTheAllocatorsBytes) {
+  HeadlessImage img = shot("weights");
+  Image im{img.width, img.height, &img.rgba};
+  BoxParts b = box_parts(chip());
+  // The fill's top, read off the pixels of the left wall's middle column.
+  glm::vec2 mid = px(img, b.left_wall.center());
+  int top = -1;
+  for (int y = int(px(img, {0, b.left_wall.max.y}).y); y < int(px(img, {0, b.left_wall.min.y}).y); ++y)
+    if (lavender(im.at(int(mid.x), y))) { top = y; break; }
+  ASSERT_GE(top, 0) << "no lavender fill found";
+  const auto& bytes = story_model_bytes(4);
+  double fraction = double(bytes[3].total()) / double(toy_capacity_bytes());
+  // The wall's drawn height runs between its outline lines, a pixel or two inside its rect.
+  float y_bottom = px(img, {0, b.left_wall.min.y}).y, y_top = px(img, {0, b.left_wall.max.y}).y;
+  float expected = y_bottom - float(fraction) * (y_bottom - y_top);
+  EXPECT_NEAR(top, expected, 4.0f);
+  EXPECT_GT(fraction, 0.85);  // four layers sit just under the top tick
+  EXPECT_LT(fraction, 0.96);
+  // 18 bytes a weight, straight from the allocator.
+  EXPECT_EQ(bytes[3].total(), 18 * bytes[3].params);
+  // Four slabs.
+  int slabs = 0;
+  for (int l = 0; l < 4; ++l) {
+    glm::vec2 c = px(img, b.slab(l, 4).center() + glm::vec2(0.1f * b.s, 0.0f));
+    Rgb p = im.at(int(c.x), int(c.y));
+    slabs += p.b > 120 && p.r > 80 && p.b > p.g;
+  }
+  EXPECT_EQ(slabs, 4);
+}
+
+TEST(Chapters, NextTokenShowsFourTraysAndThePromptsRealTokens) {
+  HeadlessImage img = shot("next-token");
+  Image im{img.width, img.height, &img.rgba};
+  LearningLayout L = learning_layout(chip());
+  StoryRun& run = StoryRun::get();
+  ASSERT_EQ(run.trays().size(), 4u);
+  EXPECT_EQ(run.trays()[0].text.rfind("Once upon a", 0), 0u);
+  // The tokenizer splits the prompt into three tokens; three amber boxes in the first tray.
+  EXPECT_EQ(run.trays()[0].tokens[0] + run.trays()[0].tokens[1] + run.trays()[0].tokens[2], "Once upon a");
+  render::Rect t0 = L.tray(0);
+  glm::vec2 a = px(img, t0.min), b = px(img, t0.max);
+  // The boxes' top edges: the row of the tray richest in amber, counted as separate runs.
+  int best_row = -1, best = 0;
+  for (int y = int(b.y); y < int(a.y); ++y) {
+    int n = 0;
+    for (int x = int(a.x); x < int(b.x); ++x) n += amber(im.at(x, y));
+    if (n > best) { best = n; best_row = y; }
+  }
+  ASSERT_GE(best_row, 0);
+  int outlines = 0, gap = 99;
+  for (int x = int(a.x); x < int(b.x); ++x) {
+    if (amber(im.at(x, best_row))) {
+      if (gap >= 3) ++outlines;
+      gap = 0;
+    } else {
+      ++gap;
+    }
+  }
+  EXPECT_EQ(outlines, 3);
+  for (int i = 1; i < 4; ++i) {
+    glm::vec2 c = px(img, L.tray(i).center());
+    EXPECT_GT(im.at(int(c.x), int(c.y)).b, 30) << "tray " << i;
+  }
+}
+
+TEST(Chapters, GuessDrawsTheProbesProbabilities) {
+  HeadlessImage img = shot("guess");
+  StoryRun& run = StoryRun::get();
+  // The picture ran the forward pieces, no more.
+  EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // rewinds: a fresh run from here on
+  Prediction p = run.predict_now(8);
+  // Same numbers from the trainer's probe directly.
+  auto probe = trainer::next_token_distribution(run.first_trainer().model(), run.tokenizer(), kPrompt, 8);
+  ASSERT_EQ(probe.size(), p.top.size());
+  for (std::size_t i = 0; i < probe.size(); ++i) EXPECT_DOUBLE_EQ(probe[i].prob, p.top[i].prob);
+  // The "other" bar, the longest, is drawn at its probability's length.
+  Image im{img.width, img.height, &img.rgba};
+  LearningLayout L = learning_layout(chip());
+  const float s = L.s, top = L.chart.max.y - 0.13f * s;
+  const float row = (top - L.chart.min.y) / 9.0f;  // 8 tokens + other
+  const float x0 = L.chart.min.x + 0.2f * s, full = L.chart.max.x - x0 - 0.14f * s;
+  glm::vec2 start = px(img, {x0, top - row * 8.5f});
+  int width = 0;
+  for (int x = int(start.x) + 1; x < img.width; ++x) {
+    Rgb c = im.at(x, int(start.y));
+    if (!(c.b > 150 && c.r < 140)) break;
+    ++width;
+  }
+  double shown = 0;
+  for (int i = 0; i < 7; ++i) shown += p.top[i].prob;
+  double other = 1.0 - shown - p.p_time;
+  float expected = float(other) * full / img.camera.world_per_pixel();
+  EXPECT_NEAR(width, expected, 3.0f);
+  // Before training the error for " time" is large: its probability is about one in a vocabulary.
+  EXPECT_GT(p.loss_time, 5.0);
+}
+
+TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
+  HeadlessImage img = shot("gradients");
+  Image im{img.width, img.height, &img.rgba};
+  BoxParts b = box_parts(chip());
+  const StepRecord& rec = StoryRun::get().first_step(12);
+  ASSERT_EQ(rec.grads.layers.size(), 4u);
+  double mx = 0;
+  for (double g : rec.grads.layers) mx = std::max(mx, g);
+  for (int l = 0; l < 4; ++l) {
+    render::Rect slab = b.slab(l, 4);
+    glm::vec2 c = px(img, {slab.max.x - 0.025f * b.s, slab.center().y});
+    int h = 0;
+    for (int y = int(c.y) - 40; y <= int(c.y) + 40; ++y) h += pink(im.at(int(c.x), y));
+    float expected = (0.015f + 0.06f * float(rec.grads.layers[l] / mx)) * b.s / img.camera.world_per_pixel();
+    EXPECT_NEAR(h, expected, 4.0f) << "layer " << l + 1;
+  }
+}
+
+TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
+  HeadlessImage img = shot("step");
+  const StepRecord& rec = StoryRun::get().first_step(13);
+  ASSERT_EQ(rec.pieces.back().kind, trainer::PieceKind::Update);
+  int moved = 0;
+  for (int i = 0; i < 16; ++i) moved += rec.weights_after[i] != rec.weights_before[i];
+  EXPECT_GE(moved, 12);  // AdamW moves nearly every weight (norm gains at their init may not)
+  Image im{img.width, img.height, &img.rgba};
+  LearningLayout L = learning_layout(chip());
+  glm::vec2 a = px(img, L.trays.min), b = px(img, {L.trays.min.x + 0.62f * L.s, L.trays.max.y});
+  auto dots = blobs(im, int(a.x), int(b.y), int(b.x), int(a.y), lavender);
+  int big = 0;
+  for (auto& d : dots) big += d.pixels > 20;
+  EXPECT_GE(big, 16);
+}
+
+TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
+  const auto& pieces = StoryRun::get().warm_step_pieces(4);
+  int updates = 0, mbs = 0;
+  for (const auto& p : pieces) {
+    updates += p.kind == trainer::PieceKind::Update;
+    if (p.kind != trainer::PieceKind::Update) mbs = std::max(mbs, p.microbatch + 1);
+    EXPECT_GE(p.ms, 0.0);
+  }
+  EXPECT_EQ(updates, 1);
+  EXPECT_EQ(mbs, 4);
+  HeadlessImage img = shot("slow");
+  (void)img;
+}
