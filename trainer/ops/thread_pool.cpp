@@ -1,5 +1,7 @@
 #include "trainer/ops/thread_pool.h"
 
+#include "trainer/error.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define ONEGPU_PAUSE() _mm_pause()
@@ -11,7 +13,10 @@ namespace onegpu::trainer {
 
 namespace {
 constexpr int kSpin = 2000;  // pause iterations (tens of microseconds) before sleeping
-}
+constexpr std::uint64_t kIdxMask = (1u << 20) - 1;
+int ticket_n(std::uint64_t t) { return (int)((t >> 20) & kIdxMask); }
+int ticket_idx(std::uint64_t t) { return (int)(t & kIdxMask); }
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -27,9 +32,17 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_chunks() {
-  for (int i = next_.fetch_add(1, std::memory_order_acq_rel); i < n_;
-       i = next_.fetch_add(1, std::memory_order_acq_rel))
+  for (;;) {
+    std::uint64_t t = ticket_.load(std::memory_order_acquire);
+    int n = ticket_n(t), i = ticket_idx(t);
+    if (i >= n) return;
+    if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     (*fn_)(i);
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+      std::lock_guard<std::mutex> lk(mu_);
+      cv_done_.notify_all();
+    }
+  }
 }
 
 void ThreadPool::worker_loop() {
@@ -48,10 +61,6 @@ void ThreadPool::worker_loop() {
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
     run_chunks();
-    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lk(mu_);
-      cv_done_.notify_all();
-    }
   }
 }
 
@@ -61,20 +70,22 @@ void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
     for (int i = 0; i < n; ++i) fn(i);
     return;
   }
+  if ((std::uint64_t)n > kIdxMask) throw Error("parallel_for: too many chunks");
   fn_ = &fn;
-  n_ = n;
-  next_.store(0, std::memory_order_release);
-  active_.store(static_cast<int>(workers_.size()), std::memory_order_release);
+  done_.store(0, std::memory_order_release);
+  std::uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  ticket_.store(((gen & 0xffffff) << 40) | ((std::uint64_t)n << 20), std::memory_order_release);
   {
     std::lock_guard<std::mutex> lk(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.store(gen, std::memory_order_release);
   }
   cv_start_.notify_all();
   run_chunks();
-  for (int s = 0; s < kSpin && active_.load(std::memory_order_acquire) != 0; ++s) ONEGPU_PAUSE();
-  if (active_.load(std::memory_order_acquire) != 0) {
+  // Only chunks already claimed by a worker can be outstanding here.
+  for (int s = 0; s < kSpin && done_.load(std::memory_order_acquire) != n; ++s) ONEGPU_PAUSE();
+  if (done_.load(std::memory_order_acquire) != n) {
     std::unique_lock<std::mutex> lk(mu_);
-    cv_done_.wait(lk, [&] { return active_.load(std::memory_order_acquire) == 0; });
+    cv_done_.wait(lk, [&] { return done_.load(std::memory_order_acquire) == n; });
   }
 }
 
