@@ -211,3 +211,27 @@ TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
   HeadlessImage img = shot("slow");
   (void)img;
 }
+
+TEST(Chapters, TrainReallyTrainsUntilTimeLeads_slow) {
+  // The chapter's end state needs the run to step 1,000: this trains it, for real.
+  HeadlessImage img = shot("train");
+  StoryRun& run = StoryRun::get();
+  ASSERT_TRUE(run.training_done());
+  EXPECT_EQ(run.trained_steps(), 1000);
+  auto ms = run.milestones();
+  ASSERT_GE(ms.size(), 5u);  // steps 0, 1, 10, 100, 1000
+  EXPECT_EQ(ms.front().step, 0);
+  EXPECT_EQ(ms.back().step, 1000);
+  EXPECT_EQ(ms.back().top[0].text, " time");
+  EXPECT_GT(ms.back().p_time, 0.5);
+  EXPECT_LT(ms.back().loss_time, ms.front().loss_time);
+  // The top bar, " time", reaches most of the way to "certain".
+  Image im{img.width, img.height, &img.rgba};
+  LearningLayout L = learning_layout(chip());
+  const float s = L.s, top = L.chart.max.y - 0.13f * s, row = (top - L.chart.min.y) / 9.0f;
+  const float x0 = L.chart.min.x + 0.2f * s, full = L.chart.max.x - x0 - 0.14f * s;
+  glm::vec2 start = px(img, {x0, top - row * 0.5f});
+  int width = 0;
+  for (int x = int(start.x) + 1; x < img.width && amber(im.at(x, int(start.y))); ++x) ++width;
+  EXPECT_NEAR(width, float(ms.back().top[0].prob) * full / img.camera.world_per_pixel(), 3.0f);
+}
