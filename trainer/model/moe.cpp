@@ -97,15 +97,16 @@ void moe_dispatch(Backend& be, const MoeShape& s, const Routing& r, const float*
 
 void moe_experts_forward(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
                          ExpertCache& c) {
-  for (int e = 0; e < s.E; ++e) {
+  // Experts are independent (disjoint rows in, disjoint rows out): one task each.
+  be.parallel_tasks(s.E, [&](int e) {
     int o = r.offsets[e], n = r.offsets[e + 1] - o;
-    if (n == 0) continue;
+    if (n == 0) return;
     float* u = c.u.data() + (long)o * s.H;
     float* a = c.a.data() + (long)o * s.H;
     be.matmul(c.xe.data() + (long)o * s.D, w1_of(w, e), u, n, s.D, s.H, false, false, false);
     be.silu_forward(u, a, (long)n * s.H);
     be.matmul(a, w2_of(w, e, s), c.y.data() + (long)o * s.D, n, s.H, s.D, false, false, false);
-  }
+  });
 }
 
 void moe_combine(Backend& be, const MoeShape& s, const Routing& r, const float* y, float* out) {
@@ -139,9 +140,9 @@ void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, con
   const int n_all = s.T * s.k;
   Buffer<float> da(mt, MemCategory::Activations, (std::size_t)n_all * s.H, false);
   Buffer<float> du(mt, MemCategory::Activations, (std::size_t)n_all * s.H, false);
-  for (int e = 0; e < s.E; ++e) {
+  be.parallel_tasks(s.E, [&](int e) {  // disjoint rows and disjoint weight gradients per expert
     int o = r.offsets[e], n = r.offsets[e + 1] - o;
-    if (n == 0) continue;
+    if (n == 0) return;
     const float* dye = dy + (long)o * s.D;
     float* dae = da.data() + (long)o * s.H;
     float* due = du.data() + (long)o * s.H;
@@ -152,7 +153,7 @@ void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, con
     be.silu_backward(c.u.data() + (long)o * s.H, dae, due, (long)n * s.H);
     be.matmul(c.xe.data() + (long)o * s.D, due, gw1, s.D, n, s.H, true, false, true);    // dW1 += x^T du
     be.matmul(due, w1_of(w, e), dxe + (long)o * s.D, n, s.H, s.D, false, true, false);   // dx = du W1^T
-  }
+  });
 }
 
 void moe_dispatch_backward(const MoeShape& s, const Routing& r, const float* dxe, float* dh) {

@@ -4,6 +4,7 @@
 // Layout conventions: row-major; activations are [T, D] with T = batch * seq tokens; weights of a
 // linear layer are [in, out], so y = x · W.
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 namespace onegpu::trainer {
@@ -62,6 +63,13 @@ class Backend {
                                 float* dst, int n, int D) = 0;
 
   virtual void add(const float* a, float* y, std::int64_t n) = 0;  // y += a
+
+  // Runs fn(i) for i in [0, n): independent tasks (e.g. one per expert) that write disjoint
+  // outputs, possibly side by side; ops called inside a task run on one thread. The default
+  // runs them in order.
+  virtual void parallel_tasks(int n, const std::function<void(int)>& fn) {
+    for (int i = 0; i < n; ++i) fn(i);
+  }
   virtual void bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) = 0;
 };
 

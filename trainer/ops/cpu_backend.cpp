@@ -11,6 +11,24 @@
 
 namespace onegpu::trainer {
 
+namespace {
+// True on a thread while it runs a parallel_tasks task: ops then stay on that thread (the pool
+// is not reentrant) and use their own scratch.
+thread_local bool t_in_task = false;
+}  // namespace
+
+void CpuBackend::parallel_tasks(int n, const std::function<void(int)>& fn) {
+  if (!pool_ || t_in_task || n <= 1) {
+    for (int i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  pool_->parallel_for(n, [&](int i) {
+    t_in_task = true;
+    fn(i);
+    t_in_task = false;
+  });
+}
+
 CpuBackend::CpuBackend(MemoryTracker& tracker, int threads) : tracker_(tracker) {
   if (threads < 1) throw Error("thread count must be at least 1");
   if (threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
@@ -24,7 +42,7 @@ float* CpuBackend::scratch(std::size_t n) {
 // Splits [0, n) into equal chunks of at least min_per_chunk items (a multiple of the matmul row
 // tile, so tiles never straddle chunks) and runs fn(begin, end) on each.
 void CpuBackend::for_chunks(int n, int min_per_chunk, const std::function<void(int, int)>& fn) {
-  int threads = pool_ ? pool_->threads() : 1;
+  int threads = pool_ && !t_in_task ? pool_->threads() : 1;
   int chunks = std::max(1, std::min(threads, n / std::max(1, min_per_chunk)));
   if (chunks == 1) {
     fn(0, n);
@@ -47,8 +65,15 @@ void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, 
   }
   if (transA && transB) throw Error("matmul: transA and transB together are not supported");
   const float* b = B;
+  Buffer<float> own;  // inside a task the shared scratch is off limits
   if (transB) {  // B is [N, K]: lay it out as [K, N] so the kernel reads rows contiguously
-    float* t = scratch((std::size_t)K * N);
+    float* t;
+    if (t_in_task) {
+      own = Buffer<float>(tracker_, MemCategory::Activations, (std::size_t)K * N, false);
+      t = own.data();
+    } else {
+      t = scratch((std::size_t)K * N);
+    }
     constexpr int kb = 16;  // blocked transpose: both sides stay in cache lines
     for (int n0 = 0; n0 < N; n0 += kb)
       for (int k0 = 0; k0 < K; k0 += kb)
@@ -237,7 +262,7 @@ void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, i
     attention_forward_one(qkv + (long)b * S * row, row, D, h, S, dh, scale, probs + (long)bh * S * S,
                           out + (long)b * S * D, kt.data());
   };
-  if (pool_ && B * H > 1)
+  if (pool_ && !t_in_task && B * H > 1)
     pool_->parallel_for(B * H, one);
   else
     for (int bh = 0; bh < B * H; ++bh) one(bh);
@@ -254,7 +279,7 @@ void CpuBackend::attention_backward(const float* qkv, const float* probs, const 
     attention_backward_one(qkv + (long)b * S * row, dqkv + (long)b * S * row, row, D, h, S, dh, scale,
                            probs + (long)bh * S * S, dout + (long)b * S * D, vt.data(), dp.data());
   };
-  if (pool_ && B * H > 1)
+  if (pool_ && !t_in_task && B * H > 1)
     pool_->parallel_for(B * H, one);
   else
     for (int bh = 0; bh < B * H; ++bh) one(bh);

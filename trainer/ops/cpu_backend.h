@@ -47,6 +47,7 @@ class CpuBackend final : public Backend {
                         int n, int D) override;
   void add(const float* a, float* y, std::int64_t n) override;
   void bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) override;
+  void parallel_tasks(int n, const std::function<void(int)>& fn) override;
 
  private:
   float* scratch(std::size_t n);
