@@ -187,3 +187,23 @@ TEST(Model, BadTokensAreClearErrors) {
   MicrobatchState st;
   EXPECT_THROW(m.forward(st, b), Error);
 }
+
+TEST(Model, Bf16WeightsGiveNearlyTheExactLoss) {
+  // Training reads bf16 weights; the gradient checks read the fp32 master copy. Both must agree
+  // to bf16 precision (about 3 significant digits), and the bf16 copy must be the rounded master.
+  MemoryTracker mt;
+  CpuBackend be(mt, 1);
+  ModelConfig c = tiny();
+  Model m(c, be, mt, 2);
+  const auto& P = m.params();
+  for (std::int64_t i = 0; i < P.count(); ++i) ASSERT_EQ(P.weights[i], float_to_bf16(P.master[i]));
+  Batch b = random_batch(c, 2, 4);
+  MicrobatchState st;
+  m.forward(st, b);
+  double bf = st.ce_sum;
+  m.set_exact(true);
+  m.forward(st, b);
+  double exact = st.ce_sum;
+  EXPECT_NE(bf, exact);
+  EXPECT_NEAR(bf, exact, 1e-2 * std::fabs(exact));
+}
