@@ -74,6 +74,26 @@ int fail(const char* cmd, const std::exception& e) {
 
 std::vector<std::string> rest(int argc, char** argv) { return std::vector<std::string>(argv + 1, argv + argc); }
 
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return true;
+  return false;
+}
+
+constexpr const char* kTrainUsage =
+    "usage: onegpu train [--model story|story8|scale] [--steps N] [--batch B] [--microbatches M]\n"
+    "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
+    "                    [--resume CKPT] [--stop-at K] [--quiet]\n"
+    "  Trains the tiny mixture-of-experts model (default: story, 1000 steps of 4 texts, on the\n"
+    "  generated story corpus) and prints the held-out loss. --steps counts from step 0, also\n"
+    "  when resuming; --stop-at stops early while the schedule still spans --steps.\n";
+constexpr const char* kPredictUsage =
+    "usage: onegpu predict --resume CKPT --prompt TEXT [--top K]\n"
+    "  The K most likely next tokens after TEXT, one token and probability a line.\n";
+constexpr const char* kSampleUsage =
+    "usage: onegpu sample --resume CKPT --prompt TEXT [--tokens N] [--seed S]\n"
+    "  Continues TEXT by sampling N tokens (temperature 0.8).\n";
+
 }  // namespace
 
 TrainArgs parse_train_args(const std::vector<std::string>& args) {
@@ -121,6 +141,7 @@ PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample
 }
 
 int train_main(int argc, char** argv) {
+  if (wants_help(argc, argv)) return std::printf("%s", kTrainUsage), 0;
   try {
     TrainArgs a = parse_train_args(rest(argc, argv));
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
@@ -213,6 +234,7 @@ int train_main(int argc, char** argv) {
 }
 
 int predict_main(int argc, char** argv) {
+  if (wants_help(argc, argv)) return std::printf("%s", kPredictUsage), 0;
   try {
     PredictArgs a = parse_predict_args(rest(argc, argv), false);
     auto t = trainer::Trainer::load_for_inference(a.resume);
@@ -225,6 +247,7 @@ int predict_main(int argc, char** argv) {
 }
 
 int sample_main(int argc, char** argv) {
+  if (wants_help(argc, argv)) return std::printf("%s", kSampleUsage), 0;
   try {
     PredictArgs a = parse_predict_args(rest(argc, argv), true);
     auto t = trainer::Trainer::load_for_inference(a.resume);
