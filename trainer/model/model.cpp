@@ -16,7 +16,7 @@ Buffer<float> act_zero(MemoryTracker& mt, std::size_t n) { return Buffer<float>(
 }  // namespace
 
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed)
-    : cfg_(c), be_(be), mt_(mt), params_(c, mt) {
+    : cfg_(c), be_(&be), mt_(mt), params_(c, mt) {
   params_.init(seed);
 }
 
@@ -27,7 +27,7 @@ Model::WeightView Model::view(std::int64_t offset, std::int64_t n) {
   } else {
     // The working fp32 copy lives only while one block runs; it is charged as activations.
     v.owned = act(mt_, (std::size_t)n);
-    be_.bf16_to_f32(params_.weights.data() + offset, v.owned.data(), n);
+    be_->bf16_to_f32(params_.weights.data() + offset, v.owned.data(), n);
     v.p = v.owned.data();
   }
   return v;
@@ -71,7 +71,7 @@ void Model::embed_forward(MicrobatchState& st) {
   const int D = cfg_.d_model;
   st.x = act(mt_, (std::size_t)st.T * D);
   auto w = view(params_.embed_offset(), (std::int64_t)cfg_.vocab * D);
-  be_.embedding_forward(w.p, st.batch.inputs.data(), st.x.data(), st.T, D);
+  be_->embedding_forward(w.p, st.batch.inputs.data(), st.x.data(), st.T, D);
 }
 
 void Model::layer_forward(int l, MicrobatchState& st) {
@@ -87,19 +87,19 @@ void Model::layer_forward(int l, MicrobatchState& st) {
   std::memcpy(c.x_in.data(), st.x.data(), TD * sizeof(float));
   c.rstd1 = act(mt_, T);
   c.h1 = act(mt_, TD);
-  be_.rmsnorm_forward(c.x_in.data(), w + L.norm1, c.h1.data(), c.rstd1.data(), T, D, cfg_.norm_eps);
+  be_->rmsnorm_forward(c.x_in.data(), w + L.norm1, c.h1.data(), c.rstd1.data(), T, D, cfg_.norm_eps);
   c.qkv = act(mt_, 3 * TD);
-  be_.matmul(c.h1.data(), w + L.wqkv, c.qkv.data(), T, D, 3 * D, false, false, false);
-  be_.rope(c.qkv.data(), T, S, H, dh, false);
+  be_->matmul(c.h1.data(), w + L.wqkv, c.qkv.data(), T, D, 3 * D, false, false, false);
+  be_->rope(c.qkv.data(), T, S, H, dh, false);
   c.probs = act(mt_, (std::size_t)B * H * S * S);
   c.att = act(mt_, TD);
-  be_.attention_forward(c.qkv.data(), c.att.data(), c.probs.data(), B, S, H, dh);
-  be_.matmul(c.att.data(), w + L.wo, st.x.data(), T, D, D, false, false, true);  // x += att Wo
+  be_->attention_forward(c.qkv.data(), c.att.data(), c.probs.data(), B, S, H, dh);
+  be_->matmul(c.att.data(), w + L.wo, st.x.data(), T, D, D, false, false, true);  // x += att Wo
   c.x_mid = act(mt_, TD);
   std::memcpy(c.x_mid.data(), st.x.data(), TD * sizeof(float));
   c.rstd2 = act(mt_, T);
   c.h2 = act(mt_, TD);
-  be_.rmsnorm_forward(c.x_mid.data(), w + L.norm2, c.h2.data(), c.rstd2.data(), T, D, cfg_.norm_eps);
+  be_->rmsnorm_forward(c.x_mid.data(), w + L.norm2, c.h2.data(), c.rstd2.data(), T, D, cfg_.norm_eps);
 
   MoeShape s = moe_shape(T);
   MoeWeights mw{w + L.router, w + L.experts, (long)L.expert_stride};
@@ -128,21 +128,21 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc) {
   st.x_final = std::move(st.x);
   st.rstd_f = act(mt_, T);
   st.h_f = act(mt_, (std::size_t)T * D);
-  be_.rmsnorm_forward(st.x_final.data(), norm.p, st.h_f.data(), st.rstd_f.data(), T, D, cfg_.norm_eps);
+  be_->rmsnorm_forward(st.x_final.data(), norm.p, st.h_f.data(), st.rstd_f.data(), T, D, cfg_.norm_eps);
   st.logits = act(mt_, (std::size_t)T * V);
-  be_.matmul(st.h_f.data(), head.p, st.logits.data(), T, D, V, false, false, false);
+  be_->matmul(st.h_f.data(), head.p, st.logits.data(), T, D, V, false, false, false);
   if (!grad) {
-    st.ce_sum = be_.cross_entropy(st.logits.data(), st.batch.targets.data(), nullptr, T, V, 0.f);
+    st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), nullptr, T, V, 0.f);
     return;
   }
   Buffer<float> dlogits = act(mt_, (std::size_t)T * V);
-  st.ce_sum = be_.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
+  st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
   Buffer<float> dh = act(mt_, (std::size_t)T * D);
   float* g = params_.grads.data();
-  be_.matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
-  be_.matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
+  be_->matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
+  be_->matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
-  be_.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
+  be_->rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
                        g + params_.final_norm_offset(), T, D);
   st.logits = {};
 }
@@ -169,28 +169,28 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
     moe_dispatch_backward(s, c.routing, dxe.data(), dh2.data());
     moe_route_backward(be_, mt_, s, c.routing, c.h2.data(), mw, dgate.data(), sc.aux_scale, dh2.data(), mg);
     Buffer<float> dtmp = act(mt_, TD);
-    be_.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), dh2.data(), dtmp.data(), g + L.norm2, T, D);
-    be_.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
+    be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), dh2.data(), dtmp.data(), g + L.norm2, T, D);
+    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
   c.experts = ExpertCache{};  // the MoE activations are done with: free them before attention's
   c.routing = Routing{};
   // Attention branch.
   {
     Buffer<float> datt = act(mt_, TD), dqkv = act(mt_, 3 * TD), dh1 = act(mt_, TD), dtmp = act(mt_, TD);
-    be_.matmul(c.att.data(), st.dx.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
-    be_.matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);      // datt = dx Wo^T
-    be_.attention_backward(c.qkv.data(), c.probs.data(), datt.data(), dqkv.data(), B, S, H, dh);
-    be_.rope(dqkv.data(), T, S, H, dh, true);
-    be_.matmul(c.h1.data(), dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
-    be_.matmul(dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
-    be_.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
-    be_.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
+    be_->matmul(c.att.data(), st.dx.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
+    be_->matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);      // datt = dx Wo^T
+    be_->attention_backward(c.qkv.data(), c.probs.data(), datt.data(), dqkv.data(), B, S, H, dh);
+    be_->rope(dqkv.data(), T, S, H, dh, true);
+    be_->matmul(c.h1.data(), dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
+    be_->matmul(dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
+    be_->rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
+    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
   }
   c = LayerCache{};
 }
 
 void Model::embed_backward(MicrobatchState& st) {
-  be_.embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T,
+  be_->embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T,
                          cfg_.d_model);
   st.dx = {};
 }

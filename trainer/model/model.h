@@ -57,7 +57,10 @@ class Model {
   const ModelConfig& config() const { return cfg_; }
   ParamStore& params() { return params_; }
   const ParamStore& params() const { return params_; }
-  Backend& backend() { return be_; }
+  Backend& backend() { return *be_; }
+  // Which backend runs the next ops: an engine that keeps one backend per worker thread points
+  // a rank's model at the worker running that rank's op (ops of one rank never overlap).
+  void set_backend(Backend& be) { be_ = &be; }
   MemoryTracker& tracker() { return mt_; }
 
   // Exact mode computes from the fp32 master weights instead of the bf16 copies: used by the
@@ -94,7 +97,7 @@ class Model {
   MoeShape moe_shape(int T) const;
 
   ModelConfig cfg_;
-  Backend& be_;
+  Backend* be_;
   MemoryTracker& mt_;
   ParamStore params_;
   bool exact_ = false;
