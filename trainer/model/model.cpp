@@ -108,15 +108,15 @@ void Model::layer_forward(int l, MicrobatchState& st) {
     if ((int)forced_[l].size() != T * cfg_.top_k) throw Error("forced routing: wrong size");
     forced = forced_[l].data();
   }
-  moe_route(be_, mt_, s, c.h2.data(), mw, forced, c.routing);
+  moe_route(*be_, mt_, s, c.h2.data(), mw, forced, c.routing);
   std::size_t n = (std::size_t)T * cfg_.top_k;
   c.experts.xe = act(mt_, n * D);
   c.experts.u = act(mt_, n * cfg_.expert_hidden);
   c.experts.a = act(mt_, n * cfg_.expert_hidden);
   c.experts.y = act(mt_, n * D);
-  moe_dispatch(be_, s, c.routing, c.h2.data(), c.experts.xe.data());
-  moe_experts_forward(be_, s, c.routing, mw, c.experts);
-  moe_combine(be_, s, c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
+  moe_dispatch(*be_, s, c.routing, c.h2.data(), c.experts.xe.data());
+  moe_experts_forward(*be_, s, c.routing, mw, c.experts);
+  moe_combine(*be_, s, c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
   st.aux_sum += c.routing.aux_loss + c.routing.z_loss;
   c.filled = true;
 }
@@ -165,9 +165,9 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
   {
     Buffer<float> dy = act(mt_, n * D), dgate = act(mt_, n), dxe = act(mt_, n * D), dh2 = act_zero(mt_, TD);
     moe_combine_backward(s, c.routing, c.experts.y.data(), st.dx.data(), dy.data(), dgate.data());
-    moe_experts_backward(be_, mt_, s, c.routing, mw, c.experts, dy.data(), dxe.data(), mg);
+    moe_experts_backward(*be_, mt_, s, c.routing, mw, c.experts, dy.data(), dxe.data(), mg);
     moe_dispatch_backward(s, c.routing, dxe.data(), dh2.data());
-    moe_route_backward(be_, mt_, s, c.routing, c.h2.data(), mw, dgate.data(), sc.aux_scale, dh2.data(), mg);
+    moe_route_backward(*be_, mt_, s, c.routing, c.h2.data(), mw, dgate.data(), sc.aux_scale, dh2.data(), mg);
     Buffer<float> dtmp = act(mt_, TD);
     be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), dh2.data(), dtmp.data(), g + L.norm2, T, D);
     be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
