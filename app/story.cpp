@@ -51,7 +51,7 @@ const std::vector<ChapterInfo>& story() {
        "", true},
       {"train", "Learning", "Keep going",
        "Repeat the step many times and the guesses improve on average. Nothing of the text is "
-       "stored as text: whatever the model knows lives in the values of its weights.",
+       "stored as text: whatever the model knows is held in its weights.",
        "Train to step 1,000", true},
       {"slow", "Learning", "One GPU is slow",
        "Learning works, but one GPU does every bit of it. Double the text and the time doubles "

@@ -52,11 +52,7 @@ Camera OpenChapter::camera(glm::vec2 viewport, float) const { return box_camera(
 
 void OpenChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
-  FieldDraw field;
-  field.others_fade = 0.25f;
-  field.ring = 0.0f;
-  field.hide_gpu1 = true;
-  draw_field(f.world, layout_, field, wpp);
+  draw_field_behind(f.world, layout_, 0.25f, wpp);
 
   Rect chip = layout_.chip_rect(0);
   BoxParts p = box_parts(chip);
@@ -112,11 +108,7 @@ int WeightsChapter::landed(float t) {
 
 void WeightsChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
-  FieldDraw field;
-  field.others_fade = 0.25f;
-  field.ring = 0.0f;
-  field.hide_gpu1 = true;
-  draw_field(f.world, layout_, field, wpp);
+  draw_field_behind(f.world, layout_, 0.25f, wpp);
 
   Rect chip = layout_.chip_rect(0);
   BoxParts p = box_parts(chip);

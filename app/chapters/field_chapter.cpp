@@ -67,6 +67,14 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
   return lit;
 }
 
+void draw_field_behind(Canvas& c, const FieldLayout& layout, float fade, float wpp) {
+  FieldDraw d;
+  d.others_fade = fade;
+  d.ring = 0.0f;
+  d.hide_gpu1 = true;
+  draw_field(c, layout, d, wpp);
+}
+
 Camera FieldChapter::camera(glm::vec2 viewport, float) const { return field_camera(layout_, viewport); }
 
 void FieldChapter::draw(const SceneFrame& f, const Camera& cam) {

@@ -39,6 +39,8 @@ struct FieldDraw {
 };
 int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
 render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
+// The field behind an opened GPU 1: every other chip dimmed to `fade`, GPU 1 left out.
+void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp);
 
 class GpuChapter : public Chapter {
  public:

@@ -70,12 +70,11 @@ std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int 
   return bars;
 }
 
-void draw_background(const SceneFrame& f, const FieldLayout& layout, float wpp) {
-  FieldDraw field;
-  field.others_fade = 0.07f;  // the neighbours recede: the chart sits in front of them
-  field.ring = 0.0f;
-  field.hide_gpu1 = true;
-  draw_field(f.world, layout, field, wpp);
+// Activations held after the last piece that ran, as a fraction of the toy GPU's memory.
+float activations_fill(const StepRecord& rec) {
+  if (rec.pieces.empty()) return 0.0f;
+  auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
+  return static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
 }
 
 
@@ -163,7 +162,7 @@ std::string LearningChapter::activity() const {
 
 void LearningChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float wpp = cam.world_per_pixel();
-  draw_background(f, layout_, wpp);
+  draw_field_behind(f.world, layout_, 0.07f, wpp);  // neighbours recede behind the chart
   LearningLayout L = learning_layout(layout_.chip_rect(0));
   switch (scene_) {
     case LearningScene::NextToken: draw_next_token(f, L, wpp); break;
@@ -226,11 +225,7 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
   Canvas& c = f.world;
   c.set_layer(1);
   BoxLook box = loaded_box(kLayers);
-  // Activations pile up in memory as the forward pass keeps what backward will need.
-  if (ran > 0) {
-    auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
-    box.fill_activations = static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
-  }
+  box.fill_activations = activations_fill(rec);
   bool working = ran > 0 && ran < kForwardDone;
   box.strip = working ? 0.9f : 0.3f;
   draw_box(c, L.box, box, wpp);
@@ -268,8 +263,7 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   Canvas& c = f.world;
   c.set_layer(1);
   BoxLook box = loaded_box(kLayers);
-  auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
-  box.fill_activations = static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
+  box.fill_activations = activations_fill(rec);
   box.strip = ran < kBackwardDone ? 0.9f : 0.3f;
   draw_box(c, L.box, box, wpp);
   c.set_layer(2);
@@ -364,10 +358,7 @@ void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayou
   BoxLook box = loaded_box(kLayers);
   bool updated = ran == 2 * per + 1;
   box.tone.assign(kLayers, updated ? pulse(t, 1.0f + kMicroPiece * (2 * per), 1.0f) : 0.0f);
-  if (ran > 0) {
-    auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
-    box.fill_activations = static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
-  }
+  box.fill_activations = activations_fill(rec);
   box.strip = ran > 0 && !updated ? 0.9f : 0.3f;
   draw_box(c, L.box, box, wpp);
   c.set_layer(2);
