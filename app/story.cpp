@@ -95,7 +95,7 @@ const std::vector<ChapterInfo>& story() {
        "Split the experts", false},
       {"tokens", "Expert parallelism", "Tokens on the move",
        "The price is traffic: a token routed to an expert on the other GPU travels there and "
-       "back in every layer, on the way up and again on the way down. Eight layers still do not "
+       "back in every layer, once going up and once coming down. Eight layers still do not "
        "fit.",
        "", false},
       // Part 5: pipeline parallelism.
