@@ -45,6 +45,8 @@ StoryRun::StoryRun() {
     picked.push_back(std::move(ids));
   }
   if (picked.size() < 4) throw Error("story corpus too small for four texts");
+  sliver_.train.assign(corpus_.train.begin(), corpus_.train.begin() + std::min<std::size_t>(64, corpus_.train.size()));
+  sliver_.heldout.assign(corpus_.heldout.begin(), corpus_.heldout.begin() + std::min<std::size_t>(8, corpus_.heldout.size()));
   for (const auto& ids : picked) {
     tray_batch_.inputs.insert(tray_batch_.inputs.end(), ids.begin(), ids.end() - 1);
     tray_batch_.targets.insert(tray_batch_.targets.end(), ids.begin() + 1, ids.end());
@@ -60,19 +62,19 @@ StoryRun::~StoryRun() {
   if (worker_.joinable()) worker_.join();
 }
 
-std::unique_ptr<Trainer> StoryRun::fresh(int microbatches, int steps) const {
+std::unique_ptr<Trainer> StoryRun::fresh(int microbatches, int steps, bool whole_corpus) const {
   TrainOptions o;
   o.steps = steps;
   o.batch = 4;
   o.microbatches = microbatches;
   o.seed = kSeed;
   o.threads = 1;
-  return std::make_unique<Trainer>(model_preset("story"), o, tok_, corpus_);
+  return std::make_unique<Trainer>(model_preset("story"), o, tok_, whole_corpus ? corpus_ : sliver_);
 }
 
 void StoryRun::rewind(int microbatches) {
   runner_.reset();
-  first_ = fresh(microbatches, 1000);
+  first_ = fresh(microbatches, 1000, false);
   runner_ = std::make_unique<StepRunner>(*first_, tray_batch_);
   runner_micro_ = microbatches;
   record_ = {};
@@ -99,7 +101,7 @@ const StepRecord& StoryRun::first_step(int pieces, int microbatches) {
 const std::vector<Piece>& StoryRun::warm_step_pieces(int microbatches) {
   auto it = warm_.find(microbatches);
   if (it != warm_.end()) return it->second;
-  auto t = fresh(microbatches, 1000);
+  auto t = fresh(microbatches, 1000, false);
   std::vector<Piece> last;
   for (int i = 0; i < 3; ++i) {
     StepRunner r(*t, tray_batch_);
@@ -129,7 +131,7 @@ void StoryRun::start_training(int steps) {
   started_ = true;
   target_ = steps;
   worker_ = std::thread([this, steps] {
-    auto t = fresh(1, steps);
+    auto t = fresh(1, steps, true);
     {
       std::lock_guard<std::mutex> lock(mu_);
       milestones_.push_back(predict(*t, 8));

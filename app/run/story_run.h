@@ -77,10 +77,13 @@ class StoryRun {
  private:
   StoryRun();
   void rewind(int microbatches);
-  std::unique_ptr<trainer::Trainer> fresh(int microbatches, int steps) const;
+  // A fresh model. The first step trains on the trays' batch, so its trainer needs only a
+  // sliver of the corpus (building datasets from all of it would stall a frame on every
+  // rewind); the long run reads the whole corpus.
+  std::unique_ptr<trainer::Trainer> fresh(int microbatches, int steps, bool whole_corpus) const;
   Prediction predict(trainer::Trainer& t, int k) const;
 
-  trainer::Corpus corpus_;
+  trainer::Corpus corpus_, sliver_;
   trainer::BpeTokenizer tok_;
   std::vector<Tray> trays_;
   trainer::Batch tray_batch_;
