@@ -39,7 +39,7 @@ class MemoryTracker {
  private:
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
   // which spares the page faults of fresh memory. The counts above are of live buffers only.
-  static constexpr std::size_t kCacheLimit = std::size_t{256} << 20;
+  static constexpr std::size_t kCacheLimit = std::size_t{64} << 20;  // per tracker (per rank)
   mutable std::mutex mu_;
   MemStats s_;
   std::multimap<std::size_t, void*> cache_;  // rounded size -> block
