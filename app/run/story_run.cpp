@@ -147,6 +147,7 @@ void StoryRun::start_training(int steps) {
         seconds_per_step_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / s;
       }
     }
+    trained_model_ = std::move(t);  // published by done_ below
     done_ = true;
   });
 }

@@ -73,6 +73,8 @@ class StoryRun {
   std::vector<Prediction> milestones() const;
   double seconds_per_step() const;
   void wait_for_training();  // blocks (headless renders)
+  // The model trained to the end of the long run, kept for the chapters after (null until done).
+  trainer::Trainer* trained() { return done_.load() ? trained_model_.get() : nullptr; }
 
  private:
   StoryRun();
@@ -95,6 +97,7 @@ class StoryRun {
   StepRecord record_;
   std::map<int, std::vector<trainer::Piece>> warm_;
 
+  std::unique_ptr<trainer::Trainer> trained_model_;
   std::thread worker_;
   std::atomic<int> trained_{0};
   std::atomic<bool> done_{false}, stop_{false};

@@ -212,6 +212,32 @@ TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
   (void)img;
 }
 
+TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
+  HeadlessImage img = shot("microbatches");
+  const StepRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
+  int heads = 0, updates = 0;
+  for (const auto& p : rec.pieces) {
+    heads += p.kind == trainer::PieceKind::Head;
+    updates += p.kind == trainer::PieceKind::Update;
+  }
+  EXPECT_EQ(heads, 2);    // two microbatches, each with its own loss
+  EXPECT_EQ(updates, 1);  // and one update
+  // Both half-size trays carry their tick: each microbatch's gradients were added.
+  Image im{img.width, img.height, &img.rgba};
+  LearningLayout L = learning_layout(chip());
+  for (int m = 0; m < 2; ++m) {
+    render::Rect r = L.tray(m, 2);
+    glm::vec2 a = px(img, {r.max.x - 0.06f * L.s, r.min.y}), b = px(img, r.max);
+    int n = 0;
+    for (int y = int(b.y); y < int(a.y); ++y)
+      for (int x = int(a.x); x < int(b.x); ++x) {
+        Rgb p = im.at(x, y);  // the tick, drawn pink, dimmed with its finished tray
+        n += p.r > 100 && p.r > p.g + 50 && p.b > p.g + 20;
+      }
+    EXPECT_GT(n, 10) << "microbatch " << m + 1;
+  }
+}
+
 TEST(Chapters, TrainReallyTrainsUntilTimeLeads_slow) {
   // The chapter's end state needs the run to step 1,000: this trains it, for real.
   HeadlessImage img = shot("train");
@@ -225,6 +251,8 @@ TEST(Chapters, TrainReallyTrainsUntilTimeLeads_slow) {
   EXPECT_EQ(ms.back().top[0].text, " time");
   EXPECT_GT(ms.back().p_time, 0.5);
   EXPECT_LT(ms.back().loss_time, ms.front().loss_time);
+  ASSERT_NE(run.trained(), nullptr);  // kept for the chapters that follow
+  EXPECT_EQ(run.trained()->steps_done(), 1000);
   // The top bar, " time", reaches most of the way to "certain".
   Image im{img.width, img.height, &img.rgba};
   LearningLayout L = learning_layout(chip());
