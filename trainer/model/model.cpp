@@ -20,6 +20,11 @@ Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t
   params_.init(seed);
 }
 
+Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, const ParamShard& shard, const ParamStore& whole)
+    : cfg_(c), be_(&be), mt_(mt), params_(c, mt, shard) {
+  params_.copy_from(whole);
+}
+
 Model::WeightView Model::view(std::int64_t offset, std::int64_t n) {
   WeightView v;
   if (exact_) {
@@ -68,18 +73,50 @@ void Model::release(MicrobatchState& st) {
 }
 
 void Model::embed_forward(MicrobatchState& st) {
+  if (!params_.has_embedding()) throw Error("embedding is not held by this model shard");
   const int D = cfg_.d_model;
   st.x = act(mt_, (std::size_t)st.T * D);
   auto w = view(params_.embed_offset(), (std::int64_t)cfg_.vocab * D);
   be_->embedding_forward(w.p, st.batch.inputs.data(), st.x.data(), st.T, D);
 }
 
-void Model::layer_forward(int l, MicrobatchState& st) {
+const float* Model::check_layer(int l) const {
   if (l < 0 || l >= cfg_.n_layers) throw Error("layer index out of range");
-  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
+  if (!params_.holds_layer(l)) throw Error("layer " + std::to_string(l) + " is not held by this model shard");
+  return nullptr;
+}
+
+void Model::layer_forward(int l, MicrobatchState& st) {
+  check_layer(l);
   const auto& L = params_.layer_layout();
   auto wv = view(params_.layer_offset(l), L.size);
-  const float* w = wv.p;
+  fwd_attention(l, st, wv.p);
+  fwd_experts(l, st, wv.p + L.experts);
+  fwd_combine(l, st);
+}
+
+void Model::layer_forward_attention(int l, MicrobatchState& st) {
+  check_layer(l);
+  auto wv = view(params_.layer_offset(l), params_.layer_layout().experts);
+  fwd_attention(l, st, wv.p);
+}
+
+void Model::layer_forward_experts(int l, MicrobatchState& st) {
+  check_layer(l);
+  if (params_.expert_count() != cfg_.n_experts) throw Error("layer_forward_experts needs every expert on this rank");
+  const auto& L = params_.layer_layout();
+  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  fwd_experts(l, st, wv.p);
+}
+
+void Model::layer_forward_combine(int l, MicrobatchState& st) {
+  check_layer(l);
+  fwd_combine(l, st);
+}
+
+void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
+  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
+  const auto& L = params_.layer_layout();
   LayerCache& c = st.layers[l];
   c = LayerCache{};
   std::size_t TD = (std::size_t)T * D;
@@ -102,7 +139,7 @@ void Model::layer_forward(int l, MicrobatchState& st) {
   be_->rmsnorm_forward(c.x_mid.data(), w + L.norm2, c.h2.data(), c.rstd2.data(), T, D, cfg_.norm_eps);
 
   MoeShape s = moe_shape(T);
-  MoeWeights mw{w + L.router, w + L.experts, (long)L.expert_stride};
+  MoeWeights mw{w + L.router, nullptr, (long)L.expert_stride};
   const std::int32_t* forced = nullptr;
   if (l < (int)forced_.size() && !forced_[l].empty()) {
     if ((int)forced_[l].size() != T * cfg_.top_k) throw Error("forced routing: wrong size");
@@ -111,17 +148,63 @@ void Model::layer_forward(int l, MicrobatchState& st) {
   moe_route(*be_, mt_, s, c.h2.data(), mw, forced, c.routing);
   std::size_t n = (std::size_t)T * cfg_.top_k;
   c.experts.xe = act(mt_, n * D);
+  moe_dispatch(*be_, s, c.routing, c.h2.data(), c.experts.xe.data());
+}
+
+void Model::fwd_experts(int l, MicrobatchState& st, const float* we) {
+  LayerCache& c = st.layers[l];
+  const int D = cfg_.d_model;
+  const std::size_t n = (std::size_t)st.T * cfg_.top_k;
   c.experts.u = act(mt_, n * cfg_.expert_hidden);
   c.experts.a = act(mt_, n * cfg_.expert_hidden);
   c.experts.y = act(mt_, n * D);
-  moe_dispatch(*be_, s, c.routing, c.h2.data(), c.experts.xe.data());
-  moe_experts_forward(*be_, s, c.routing, mw, c.experts);
-  moe_combine(*be_, s, c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
+  MoeWeights mw{nullptr, we, (long)params_.layer_layout().expert_stride};
+  moe_experts_forward(*be_, moe_shape(st.T), c.routing, mw, c.experts);
+}
+
+void Model::fwd_combine(int l, MicrobatchState& st) {
+  LayerCache& c = st.layers[l];
+  moe_combine(*be_, moe_shape(st.T), c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
   st.aux_sum += c.routing.aux_loss + c.routing.z_loss;
   c.filled = true;
 }
 
+void Model::experts_forward(int l, const std::vector<std::int32_t>& offsets, ExpertCache& c) {
+  check_layer(l);
+  const auto& L = params_.layer_layout();
+  const int E = params_.expert_count(), D = cfg_.d_model, Hd = cfg_.expert_hidden;
+  if ((int)offsets.size() != E + 1) throw Error("experts_forward: one offset per local expert, plus one");
+  const std::size_t rows = c.xe.size() / (std::size_t)D;
+  if (offsets.front() < 0 || (std::size_t)offsets.back() > rows) throw Error("experts_forward: rows out of range");
+  if (c.u.size() != rows * Hd) c.u = act(mt_, rows * Hd);
+  if (c.a.size() != rows * Hd) c.a = act(mt_, rows * Hd);
+  if (c.y.size() != rows * D) c.y = act(mt_, rows * D);
+  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  Routing r;
+  r.offsets = offsets;
+  MoeShape s{(int)rows, D, E, 1, Hd, cfg_.aux_loss_coef, cfg_.z_loss_coef};
+  moe_experts_forward(*be_, s, r, MoeWeights{nullptr, wv.p, (long)L.expert_stride}, c);
+}
+
+void Model::experts_backward(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c, const float* dy,
+                             float* dxe) {
+  check_layer(l);
+  const auto& L = params_.layer_layout();
+  const int E = params_.expert_count(), D = cfg_.d_model;
+  if ((int)offsets.size() != E + 1) throw Error("experts_backward: one offset per local expert, plus one");
+  const std::size_t rows = c.xe.size() / (std::size_t)D;
+  if (offsets.front() < 0 || (std::size_t)offsets.back() > rows) throw Error("experts_backward: rows out of range");
+  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  Routing r;
+  r.offsets = offsets;
+  MoeShape s{(int)rows, D, E, 1, cfg_.expert_hidden, cfg_.aux_loss_coef, cfg_.z_loss_coef};
+  float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
+  moe_experts_backward(*be_, mt_, s, r, MoeWeights{nullptr, wv.p, (long)L.expert_stride}, c, dy, dxe,
+                       MoeGrads{nullptr, g, (long)L.expert_stride});
+}
+
 void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc) {
+  if (!params_.has_head()) throw Error("head is not held by this model shard");
   const int T = st.T, D = cfg_.d_model, V = cfg_.vocab;
   auto norm = view(params_.final_norm_offset(), D);
   auto head = view(params_.head_offset(), (std::int64_t)D * V);
@@ -148,31 +231,78 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc) {
 }
 
 void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
-  LayerCache& c = st.layers.at(l);
-  if (!c.filled) throw Error("layer_backward before layer_forward");
-  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
-  const int k = cfg_.top_k;
+  check_layer(l);
+  if (!st.layers.at(l).filled) throw Error("layer_backward before layer_forward");
   const auto& L = params_.layer_layout();
   auto wv = view(params_.layer_offset(l), L.size);
-  const float* w = wv.p;
-  float* g = params_.grads.data() + params_.layer_offset(l);
-  std::size_t TD = (std::size_t)T * D, n = (std::size_t)T * k;
+  bwd_combine(l, st);
+  bwd_experts(l, st, wv.p + L.experts);
+  bwd_attention(l, st, sc, wv.p);
+}
 
-  // MoE branch: st.dx is the gradient of the block output (and of its MoE branch).
+void Model::layer_backward_combine(int l, MicrobatchState& st) {
+  check_layer(l);
+  if (!st.layers.at(l).filled) throw Error("layer_backward before layer_forward");
+  bwd_combine(l, st);
+}
+
+void Model::layer_backward_experts(int l, MicrobatchState& st) {
+  check_layer(l);
+  if (params_.expert_count() != cfg_.n_experts) throw Error("layer_backward_experts needs every expert on this rank");
+  const auto& L = params_.layer_layout();
+  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  bwd_experts(l, st, wv.p);
+}
+
+void Model::layer_backward_attention(int l, MicrobatchState& st, const LossScales& sc) {
+  check_layer(l);
+  if (st.layers.at(l).dh2.empty()) throw Error("layer_backward_attention before layer_backward_combine");
+  auto wv = view(params_.layer_offset(l), params_.layer_layout().experts);
+  bwd_attention(l, st, sc, wv.p);
+}
+
+void Model::bwd_combine(int l, MicrobatchState& st) {
+  LayerCache& c = st.layers[l];
+  const int T = st.T, D = cfg_.d_model;
+  std::size_t TD = (std::size_t)T * D, n = (std::size_t)T * cfg_.top_k;
+  // st.dx is the gradient of the block output (and of its MoE branch).
+  c.dy = act(mt_, n * D);
+  c.dgate = act(mt_, n);
+  c.dxe = act(mt_, n * D);
+  c.dh2 = act_zero(mt_, TD);
+  moe_combine_backward(moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
+}
+
+void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
+  LayerCache& c = st.layers[l];
+  const auto& L = params_.layer_layout();
+  float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
+  moe_experts_backward(*be_, mt_, moe_shape(st.T), c.routing, MoeWeights{nullptr, we, (long)L.expert_stride},
+                       c.experts, c.dy.data(), c.dxe.data(), MoeGrads{nullptr, g, (long)L.expert_stride});
+}
+
+void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w) {
+  LayerCache& c = st.layers[l];
+  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
+  const auto& L = params_.layer_layout();
+  float* g = params_.grads.data() + params_.layer_offset(l);
+  std::size_t TD = (std::size_t)T * D;
   MoeShape s = moe_shape(T);
-  MoeWeights mw{w + L.router, w + L.experts, (long)L.expert_stride};
-  MoeGrads mg{g + L.router, g + L.experts, (long)L.expert_stride};
   {
-    Buffer<float> dy = act(mt_, n * D), dgate = act(mt_, n), dxe = act(mt_, n * D), dh2 = act_zero(mt_, TD);
-    moe_combine_backward(s, c.routing, c.experts.y.data(), st.dx.data(), dy.data(), dgate.data());
-    moe_experts_backward(*be_, mt_, s, c.routing, mw, c.experts, dy.data(), dxe.data(), mg);
-    moe_dispatch_backward(s, c.routing, dxe.data(), dh2.data());
-    moe_route_backward(*be_, mt_, s, c.routing, c.h2.data(), mw, dgate.data(), sc.aux_scale, dh2.data(), mg);
+    MoeWeights mw{w + L.router, nullptr, (long)L.expert_stride};
+    MoeGrads mg{g + L.router, nullptr, (long)L.expert_stride};
+    moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
+    moe_route_backward(*be_, mt_, s, c.routing, c.h2.data(), mw, c.dgate.data(), sc.aux_scale, c.dh2.data(), mg);
     Buffer<float> dtmp = act(mt_, TD);
-    be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), dh2.data(), dtmp.data(), g + L.norm2, T, D);
+    be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
     be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
-  c.experts = ExpertCache{};  // the MoE activations are done with: free them before attention's
+  // The MoE activations are done with: free them before attention's.
+  c.dh2 = {};
+  c.dxe = {};
+  c.dgate = {};
+  c.dy = {};
+  c.experts = ExpertCache{};
   c.routing = Routing{};
   // Attention branch.
   {
@@ -190,6 +320,7 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
 }
 
 void Model::embed_backward(MicrobatchState& st) {
+  if (!params_.has_embedding()) throw Error("embedding is not held by this model shard");
   be_->embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T,
                          cfg_.d_model);
   st.dx = {};

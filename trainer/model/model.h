@@ -26,6 +26,7 @@ struct LayerCache {
   Buffer<float> x_in, rstd1, h1, qkv, probs, att, x_mid, rstd2, h2;
   Routing routing;
   ExpertCache experts;
+  Buffer<float> dy, dgate, dxe, dh2;  // backward of the MoE branch, between its pieces
   bool filled = false;
 };
 
@@ -53,6 +54,8 @@ class Model {
  public:
   // Weights are initialised from seed. The backend and tracker must outlive the model.
   Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed);
+  // A rank's part of a split model (trainer/parallel): weights copied from `whole`.
+  Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, const ParamShard& shard, const ParamStore& whole);
 
   const ModelConfig& config() const { return cfg_; }
   ParamStore& params() { return params_; }
@@ -78,6 +81,24 @@ class Model {
   void head_forward(MicrobatchState& st, bool grad, const LossScales& sc);
   void layer_backward(int l, MicrobatchState& st, const LossScales& sc);
   void embed_backward(MicrobatchState& st);
+
+  // ---- one block cut where its tokens travel to and from the ranks holding their experts ----
+  // layer_forward(l) is attention (norms, attention, router, top-k, rows packed by expert into
+  // st.layers[l].experts.xe), experts (on those rows; fills .y), combine (x += gated sum of y).
+  // layer_backward(l) is combine (fills .dy, .dgate), experts (fills .dxe, expert gradients),
+  // attention (the rest, down to the block input). The pieces give the same numbers as the
+  // whole functions. With experts split over ranks, the experts piece runs on other ranks:
+  // experts_forward / experts_backward run this shard's experts on rows sent to it, rows
+  // [offsets[i], offsets[i+1]) going to its i-th expert.
+  void layer_forward_attention(int l, MicrobatchState& st);
+  void layer_forward_experts(int l, MicrobatchState& st);
+  void layer_forward_combine(int l, MicrobatchState& st);
+  void layer_backward_combine(int l, MicrobatchState& st);
+  void layer_backward_experts(int l, MicrobatchState& st);
+  void layer_backward_attention(int l, MicrobatchState& st, const LossScales& sc);
+  void experts_forward(int l, const std::vector<std::int32_t>& offsets, ExpertCache& c);
+  void experts_backward(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c, const float* dy,
+                        float* dxe);
   // Frees the activations a state holds (after backward, or after an eval forward).
   static void release(MicrobatchState& st);
 
@@ -95,6 +116,14 @@ class Model {
   };
   WeightView view(std::int64_t offset, std::int64_t n);
   MoeShape moe_shape(int T) const;
+  const float* check_layer(int l) const;  // throws unless block l is held; returns nothing useful
+  // Pieces on given weights: w = block base (norms, attention, router), we = its first expert.
+  void fwd_attention(int l, MicrobatchState& st, const float* w);
+  void fwd_experts(int l, MicrobatchState& st, const float* we);
+  void fwd_combine(int l, MicrobatchState& st);
+  void bwd_combine(int l, MicrobatchState& st);
+  void bwd_experts(int l, MicrobatchState& st, const float* we);
+  void bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w);
 
   ModelConfig cfg_;
   Backend* be_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trainer/error.h"
+
 namespace onegpu::trainer {
 
 std::uint64_t Rng::next() {
@@ -18,11 +20,26 @@ double Rng::normal() {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
-ParamStore::ParamStore(const ModelConfig& c, MemoryTracker& tracker) : cfg_(c) {
+ParamStore::ParamStore(const ModelConfig& c, MemoryTracker& tracker) : ParamStore(c, tracker, ParamShard{}) {}
+
+ParamStore::ParamStore(const ModelConfig& c, MemoryTracker& tracker, const ParamShard& shard) : cfg_(c) {
   c.validate();
   const std::int64_t D = c.d_model, E = c.n_experts, H = c.expert_hidden, V = c.vocab;
   n_layers_ = c.n_layers;
   d_model_ = c.d_model;
+  first_expert_ = shard.first_expert;
+  expert_count_ = shard.expert_count < 0 ? c.n_experts : shard.expert_count;
+  if (first_expert_ < 0 || expert_count_ < 0 || first_expert_ + expert_count_ > c.n_experts)
+    throw Error("parameter shard: expert range outside the model");
+  if (!shard.layers.empty() && (int)shard.layers.size() != c.n_layers)
+    throw Error("parameter shard: one flag per block expected");
+  has_embedding_ = shard.embedding;
+  has_head_ = shard.head;
+  int held = 0;
+  if (!shard.layers.empty())
+    for (bool h : shard.layers) slot_.push_back(h ? held++ : -1);
+  else
+    held = c.n_layers;
   layer_.norm1 = 0;
   layer_.wqkv = D;
   layer_.wo = layer_.wqkv + D * 3 * D;
@@ -31,31 +48,39 @@ ParamStore::ParamStore(const ModelConfig& c, MemoryTracker& tracker) : cfg_(c) {
   layer_.experts = layer_.router + D * E;
   layer_.w1_size = D * H;
   layer_.expert_stride = 2 * D * H;
-  layer_.size = layer_.experts + E * layer_.expert_stride;
-  layers_begin_ = V * D;
+  layer_.size = layer_.experts + expert_count_ * layer_.expert_stride;
+  const std::int64_t full_layer = layer_.experts + E * layer_.expert_stride;
+  layers_begin_ = has_embedding_ ? V * D : 0;
+  final_norm_ = layers_begin_ + held * layer_.size;
+  const std::int64_t full_final_norm = V * D + c.n_layers * full_layer;
 
-  auto add = [&](std::string name, ParamKind k, int layer, int expert, std::int64_t off, int rows, int cols) {
-    tensors_.push_back({std::move(name), k, layer, expert, off, rows, cols});
-  };
-  add("embed", ParamKind::Embedding, -1, -1, 0, (int)V, (int)D);
+  auto add = [&](std::string name, ParamKind k, int layer, int expert, std::int64_t off, int rows, int cols,
+                 std::int64_t full) { tensors_.push_back({std::move(name), k, layer, expert, off, rows, cols, full}); };
+  if (has_embedding_) add("embed", ParamKind::Embedding, -1, -1, 0, (int)V, (int)D, 0);
   for (int l = 0; l < c.n_layers; ++l) {
-    std::int64_t b = layer_offset(l);
+    if (!holds_layer(l)) continue;
+    std::int64_t b = layer_offset(l), fb = V * D + l * full_layer;
     std::string p = "layers." + std::to_string(l) + ".";
-    add(p + "norm1", ParamKind::Norm, l, -1, b + layer_.norm1, 1, (int)D);
-    add(p + "wqkv", ParamKind::Attention, l, -1, b + layer_.wqkv, (int)D, (int)(3 * D));
-    add(p + "wo", ParamKind::Attention, l, -1, b + layer_.wo, (int)D, (int)D);
-    add(p + "norm2", ParamKind::Norm, l, -1, b + layer_.norm2, 1, (int)D);
-    add(p + "router", ParamKind::Router, l, -1, b + layer_.router, (int)D, (int)E);
-    for (int e = 0; e < c.n_experts; ++e) {
-      std::int64_t eb = b + layer_.experts + e * layer_.expert_stride;
+    add(p + "norm1", ParamKind::Norm, l, -1, b + layer_.norm1, 1, (int)D, fb + layer_.norm1);
+    add(p + "wqkv", ParamKind::Attention, l, -1, b + layer_.wqkv, (int)D, (int)(3 * D), fb + layer_.wqkv);
+    add(p + "wo", ParamKind::Attention, l, -1, b + layer_.wo, (int)D, (int)D, fb + layer_.wo);
+    add(p + "norm2", ParamKind::Norm, l, -1, b + layer_.norm2, 1, (int)D, fb + layer_.norm2);
+    add(p + "router", ParamKind::Router, l, -1, b + layer_.router, (int)D, (int)E, fb + layer_.router);
+    for (int i = 0; i < expert_count_; ++i) {
+      const int e = first_expert_ + i;
+      std::int64_t eb = b + layer_.experts + i * layer_.expert_stride;
+      std::int64_t feb = fb + layer_.experts + e * layer_.expert_stride;
       std::string q = p + "experts." + std::to_string(e) + ".";
-      add(q + "w1", ParamKind::Expert, l, e, eb, (int)D, (int)H);
-      add(q + "w2", ParamKind::Expert, l, e, eb + layer_.w1_size, (int)H, (int)D);
+      add(q + "w1", ParamKind::Expert, l, e, eb, (int)D, (int)H, feb);
+      add(q + "w2", ParamKind::Expert, l, e, eb + layer_.w1_size, (int)H, (int)D, feb + layer_.w1_size);
     }
   }
-  add("final_norm", ParamKind::Norm, -1, -1, final_norm_offset(), 1, (int)D);
-  add("head", ParamKind::Head, -1, -1, head_offset(), (int)D, (int)V);
-  count_ = head_offset() + D * V;
+  count_ = final_norm_;
+  if (has_head_) {
+    add("final_norm", ParamKind::Norm, -1, -1, final_norm_offset(), 1, (int)D, full_final_norm);
+    add("head", ParamKind::Head, -1, -1, head_offset(), (int)D, (int)V, full_final_norm + D);
+    count_ = head_offset() + D * V;
+  }
 
   auto n = (std::size_t)count_;
   weights = Buffer<bf16>(tracker, MemCategory::Weights, n);
@@ -65,7 +90,20 @@ ParamStore::ParamStore(const ModelConfig& c, MemoryTracker& tracker) : cfg_(c) {
   adam_v = Buffer<float>(tracker, MemCategory::Optimizer, n);
 }
 
+void ParamStore::copy_from(const ParamStore& whole) {
+  if (whole.sharded() || whole.count_ < count_ || whole.cfg_.n_layers != cfg_.n_layers ||
+      whole.cfg_.n_experts != cfg_.n_experts || whole.cfg_.d_model != cfg_.d_model)
+    throw Error("parameter shard: copy_from needs a whole store of the same model");
+  for (const auto& t : tensors_)
+    std::copy_n(whole.master.data() + t.full_offset, t.size(), master.data() + t.offset);
+  sync_weights_from_master();
+  zero_grads();
+  std::fill(adam_m.begin(), adam_m.end(), 0.f);
+  std::fill(adam_v.begin(), adam_v.end(), 0.f);
+}
+
 void ParamStore::init(std::uint64_t seed) {
+  if (sharded()) throw Error("parameter shard: initialise a whole store and copy_from it");
   Rng rng(seed * 0x2545f4914f6cdd1dull + 1);
   const double out_scale = 1.0 / std::sqrt(2.0 * cfg_.n_layers);  // residual branches add up
   for (const auto& t : tensors_) {

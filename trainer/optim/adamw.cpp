@@ -96,9 +96,15 @@ double global_grad_norm(const ParamStore& p, ThreadPool* pool) {
   return std::sqrt(s);
 }
 
+double sum_of_squares(const float* g, std::int64_t n) { return sum_squares(g, n); }
+
 UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, ThreadPool* pool) {
+  return adamw_update_with_norm(p, c, step, global_grad_norm(p, pool), pool);
+}
+
+UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step, double grad_norm, ThreadPool* pool) {
   UpdateStats st;
-  st.grad_norm = global_grad_norm(p, pool);
+  st.grad_norm = grad_norm;
   if (!std::isfinite(st.grad_norm)) throw Error("optimizer: gradient norm is not finite (training diverged)");
   st.lr = learning_rate(c, step);
   if (c.clip_norm > 0.f && st.grad_norm > c.clip_norm) st.clip_scale = (float)(c.clip_norm / st.grad_norm);

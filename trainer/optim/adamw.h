@@ -38,4 +38,11 @@ double global_grad_norm(const ParamStore& p, ThreadPool* pool = nullptr);
 // splitting it over a pool changes nothing in the result.
 UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, ThreadPool* pool = nullptr);
 
+// For a model split over ranks (trainer/parallel), whose gradient norm sums the shares of
+// every rank: the sum of squares of n gradients (eight fixed lanes), and the same update with
+// the norm given instead of computed from p.
+double sum_of_squares(const float* g, std::int64_t n);
+UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step, double grad_norm,
+                                   ThreadPool* pool = nullptr);
+
 }  // namespace onegpu::trainer

@@ -1,0 +1,610 @@
+#include "trainer/parallel/parallel_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "trainer/error.h"
+#include "trainer/ops/cpu_backend.h"
+
+namespace onegpu::trainer {
+
+RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
+  RunConfig c;
+  c.layers = m.n_layers;
+  c.experts = m.n_experts;
+  c.top_k = m.top_k;
+  c.dp = o.dp;
+  c.ep = o.ep;
+  c.pp = o.pp;
+  c.vstages = o.vstages;
+  c.microbatches = o.microbatches;
+  c.schedule = o.schedule;
+  validate(c);
+  const int S = o.seq_len > 0 ? o.seq_len : m.seq_len;
+  if (S > m.seq_len)
+    throw Error("sequence length " + std::to_string(S) + " is longer than the model's " + std::to_string(m.seq_len));
+  if (o.batch <= 0) throw Error("batch must be positive");
+  if (o.batch % (o.dp * o.microbatches) != 0)
+    throw Error("the global batch of " + std::to_string(o.batch) + " texts does not split evenly over dp × microbatches = " +
+                std::to_string(o.dp) + " × " + std::to_string(o.microbatches));
+  const std::int64_t D = m.d_model, E = m.n_experts;
+  PlanSizes& z = c.sizes;
+  z.tokens_per_microbatch = (std::int64_t)(o.batch / (o.dp * o.microbatches)) * S;
+  z.d_model = D;
+  z.dense_params_per_layer = 4 * D * D + 2 * D + D * E;
+  z.params_per_expert = 2 * D * m.expert_hidden;
+  z.embedding_params = (std::int64_t)m.vocab * D;
+  z.head_params = D + D * m.vocab;
+  return c;
+}
+
+namespace {
+
+Buffer<float> floats(MemoryTracker& t, MemCategory c, std::size_t n) { return Buffer<float>(t, c, n, false); }
+
+bool dense_kind(ParamKind k) { return k != ParamKind::Expert; }
+
+// Rows a token rank sends to / receives from the rank holding expert slice j: [a, b).
+struct RowRange {
+  int a = 0, b = 0;
+  int n() const { return b - a; }
+};
+
+}  // namespace
+
+struct ParallelTrainer::Impl final : OpRunner {
+  // What an expert rank holds of one layer and microbatch: the rows every member of its
+  // all-to-all group sent it, source by source.
+  struct ExpertWork {
+    std::vector<std::vector<std::int32_t>> offsets;  // per source: local expert e's rows, absolute
+    std::vector<RowRange> rows;                      // per source: its block in the buffers
+    ExpertCache cache;                               // xe, u, a, y of all received rows
+    Buffer<float> dy, dxe;
+  };
+  struct Rank {
+    RankCoord coord;
+    std::unique_ptr<MemoryTracker> tracker;
+    std::unique_ptr<CpuBackend> backend;
+    std::unique_ptr<Model> model;
+    std::map<std::pair<int, int>, MicrobatchState> states;  // (chunk, microbatch)
+    std::map<std::pair<int, int>, ExpertWork> work;          // (layer, microbatch)
+    double sq = 0.0;  // Update: this rank's share of the squared gradient norm
+    std::vector<Event> mem_events;
+  };
+  struct Wire {
+    Buffer<float> data;  // on the sender's tracker, Communication, until received
+  };
+
+  ModelConfig mc;
+  ParallelOptions opt;
+  const TokenDataset& train;
+  RunConfig rc;
+  std::unique_ptr<Plan> first_plan, steady_plan;
+  std::unique_ptr<Engine> first_engine, steady_engine;
+  const Plan* last_plan = nullptr;
+  Timeline last_timeline;
+  std::vector<Rank> ranks;
+  std::vector<Wire> wires;  // by send op id
+  Rng data_rng;
+  int step_ = 0;
+  int S = 0, per = 0;  // tokens per text, texts per microbatch
+  // Of the current step:
+  Batch global;
+  int global_targets = 0;
+  LossScales sc;
+  std::vector<double> ce;   // by global microbatch
+  std::vector<double> aux;  // by (global microbatch, chunk)
+
+  Impl(ModelConfig m, const ParallelOptions& o, const TokenDataset& t)
+      : mc(std::move(m)), opt(o), train(t), data_rng(o.seed ^ 0xda7a5eedull) {
+    opt.optim.total_steps = opt.steps;
+    opt.optim.validate();
+    rc = parallel_run_config(mc, opt);
+    S = opt.seq_len > 0 ? opt.seq_len : mc.seq_len;
+    per = opt.batch / (opt.dp * opt.microbatches);
+    steady_plan = std::make_unique<Plan>(compile_plan(rc));
+    if (opt.broadcast_first_step) first_plan = std::make_unique<Plan>(compile_plan(rc, PlanOptions{.broadcast_model = true}));
+
+    const Layout& L = steady_plan->layout;
+    const int world = L.world();
+    ranks.resize((std::size_t)world);
+    {
+      MemoryTracker init_tracker;  // the whole model, once, to share out
+      ParamStore whole(mc, init_tracker);
+      whole.init(opt.seed);
+      for (int r = 0; r < world; ++r) {
+        Rank& R = ranks[(std::size_t)r];
+        R.coord = L.coord(r);
+        R.tracker = std::make_unique<MemoryTracker>();
+        R.backend = std::make_unique<CpuBackend>(*R.tracker, 1);
+        ParamShard sh;
+        sh.layers.assign((std::size_t)mc.n_layers, false);
+        for (int c : L.chunks_of_stage(R.coord.stage))
+          for (int l = L.first_layer(c); l < L.end_layer(c); ++l) sh.layers[(std::size_t)l] = true;
+        sh.first_expert = L.first_expert(r);
+        sh.expert_count = L.expert_count();
+        sh.embedding = R.coord.stage == L.stage_of_chunk(0);
+        sh.head = R.coord.stage == L.stage_of_chunk(rc.chunks() - 1);
+        R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, sh, whole);
+        if (opt.broadcast_first_step) {
+          // Only the first rank of each group has weights; the broadcast brings the others'.
+          ParamStore& P = R.model->params();
+          for (const auto& t : P.tensors()) {
+            const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
+            if (!root) std::fill_n(P.master.data() + t.offset, t.size(), 0.f);
+          }
+          P.sync_weights_from_master();
+        }
+      }
+    }
+    const int workers = opt.workers;
+    EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
+    steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
+    if (first_plan) first_engine = std::make_unique<Engine>(*first_plan, *this, eo);
+  }
+
+  // ---- helpers ----
+  Rank& rank(int r) { return ranks[(std::size_t)r]; }
+  int global_mb(const Rank& R, int mb) const { return R.coord.dp * opt.microbatches + mb; }
+  bool last_chunk(int c) const { return c == rc.chunks() - 1; }
+  const Layout& layout() const { return steady_plan->layout; }
+
+  Batch batch_of(const Rank& R, int mb) const {
+    const int g = global_mb(R, mb);
+    Batch b;
+    b.B = per;
+    b.S = S;
+    const long a = (long)g * per * S, n = (long)per * S;
+    b.inputs.assign(global.inputs.begin() + a, global.inputs.begin() + a + n);
+    b.targets.assign(global.targets.begin() + a, global.targets.begin() + a + n);
+    return b;
+  }
+
+  MicrobatchState& state(Rank& R, int c, int mb) {
+    auto it = R.states.find({c, mb});
+    if (it == R.states.end()) throw Error("rank state: no microbatch " + std::to_string(mb) + " of chunk " + std::to_string(c));
+    return it->second;
+  }
+
+  void start_state(Rank& R, int c, int mb) {
+    MicrobatchState& st = R.states[{c, mb}];
+    R.model->begin(st, batch_of(R, mb));
+  }
+
+  void finish_forward(Rank& R, const Op& op, MicrobatchState& st, const OpContext& ctx) {
+    const int g = global_mb(R, op.microbatch);
+    aux[(std::size_t)(g * rc.chunks() + op.chunk)] = st.aux_sum;
+    if (last_chunk(op.chunk)) {
+      R.model->head_forward(st, true, sc);
+      ce[(std::size_t)g] = st.ce_sum;
+      Event e;
+      e.rank = op.rank;
+      e.kind = EventKind::Loss;
+      e.step = step_;
+      e.microbatch = op.microbatch;
+      e.chunk = (std::int16_t)op.chunk;
+      e.virtual_begin = e.virtual_end = ctx.virtual_begin;
+      e.value = st.ce_sum / std::max(1, st.n_targets);
+      ctx.emit(e);
+    }
+  }
+
+  void memory_event(Rank& R, const Op& op, const OpContext& ctx) {
+    Event e;
+    e.rank = op.rank;
+    e.kind = EventKind::MemoryLevel;
+    e.detail = (std::uint8_t)MemoryCategory::Activations;
+    e.step = step_;
+    e.microbatch = op.microbatch;
+    e.chunk = (std::int16_t)op.chunk;
+    e.id = op.id;
+    e.virtual_begin = e.virtual_end = ctx.virtual_begin;
+    e.bytes = R.tracker->current(MemCategory::Activations);
+    R.mem_events.push_back(e);
+  }
+
+  // Rows of member `src`'s microbatch state destined for expert slice j.
+  RowRange rows_for(const MicrobatchState& st, int l, int j) const {
+    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    const int per_rank = rc.experts_per_rank();
+    return {off[(std::size_t)(j * per_rank)], off[(std::size_t)((j + 1) * per_rank)]};
+  }
+
+  // ---- compute, send, receive, update ----
+  void run(const Op& op, const OpContext& ctx) override {
+    Rank& R = rank(op.rank);
+    const int c = op.chunk, mb = op.microbatch;
+    const int D = mc.d_model;
+    switch (op.kind) {
+      case OpKind::Forward: forward(R, op, ctx); break;
+      case OpKind::Backward:
+      case OpKind::BackwardInput: backward(R, op); break;
+      case OpKind::BackwardWeight: break;  // the weight gradients were made with B (see header)
+      case OpKind::Send: {
+        MicrobatchState& st = state(R, c, mb);
+        Buffer<float>& src = op.payload == Payload::Activation ? st.x : st.dx;
+        Wire& w = wires[op.id];
+        w.data = floats(*R.tracker, MemCategory::Communication, src.size());
+        std::memcpy(w.data.data(), src.data(), src.size() * sizeof(float));
+        if (op.payload == Payload::Activation) {
+          st.x = {};  // the next stage continues the residual stream
+        } else {
+          Model::release(st);
+          R.states.erase({c, mb});
+        }
+        break;
+      }
+      case OpKind::Recv: {
+        Wire& w = wires[(std::size_t)op.match];
+        if (op.payload == Payload::Activation) start_state(R, c, mb);
+        MicrobatchState& st = state(R, c, mb);
+        Buffer<float> in = floats(*R.tracker, MemCategory::Communication, w.data.size());
+        std::memcpy(in.data(), w.data.data(), w.data.size() * sizeof(float));
+        w.data = {};  // the sender's buffer is free once received
+        Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, in.size());
+        std::memcpy(dst.data(), in.data(), in.size() * sizeof(float));
+        if (dst.size() != (std::size_t)st.T * D) throw Error("recv: wrong size of " + describe(op));
+        (op.payload == Payload::Activation ? st.x : st.dx) = std::move(dst);
+        break;
+      }
+      case OpKind::Update: {
+        const ParamStore& P = R.model->params();
+        double s = 0.0;
+        for (const auto& t : P.tensors()) {
+          const bool counts = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
+          if (counts) s += sum_of_squares(P.grads.data() + t.offset, t.size());
+        }
+        R.sq = s;
+        break;
+      }
+      default: throw Error("runner: collective op run alone: " + describe(op));
+    }
+    if (op.is_compute()) memory_event(R, op, ctx);
+  }
+
+  void forward(Rank& R, const Op& op, const OpContext& ctx) {
+    const int c = op.chunk, mb = op.microbatch;
+    const Layout& L = layout();
+    Model& M = *R.model;
+    const bool chunk_start = op.layer_begin == L.first_layer(c);
+    const bool chunk_end = op.layer_end == L.end_layer(c);
+    if (op.part == Part::Chunk || op.part == Part::Attention) {
+      if (chunk_start && c == 0) {
+        start_state(R, c, mb);
+        M.embed_forward(state(R, c, mb));
+      }
+    }
+    switch (op.part) {
+      case Part::Chunk: {
+        MicrobatchState& st = state(R, c, mb);
+        for (int l = op.layer_begin; l < op.layer_end; ++l) M.layer_forward(l, st);
+        finish_forward(R, op, st, ctx);
+        break;
+      }
+      case Part::Attention: M.layer_forward_attention(op.layer_begin, state(R, c, mb)); break;
+      case Part::Experts: {
+        ExpertWork& w = R.work.at({op.layer_begin, mb});
+        for (const auto& off : w.offsets) M.experts_forward(op.layer_begin, off, w.cache);
+        break;
+      }
+      case Part::Combine: {
+        MicrobatchState& st = state(R, c, mb);
+        M.layer_forward_combine(op.layer_begin, st);
+        if (chunk_end) finish_forward(R, op, st, ctx);
+        break;
+      }
+    }
+  }
+
+  void backward(Rank& R, const Op& op) {
+    const int c = op.chunk, mb = op.microbatch;
+    const Layout& L = layout();
+    Model& M = *R.model;
+    const bool chunk_start = op.layer_begin == L.first_layer(c);
+    bool done = false;
+    switch (op.part) {
+      case Part::Chunk: {
+        MicrobatchState& st = state(R, c, mb);
+        for (int l = op.layer_end - 1; l >= op.layer_begin; --l) M.layer_backward(l, st, sc);
+        done = true;
+        break;
+      }
+      case Part::Combine: M.layer_backward_combine(op.layer_begin, state(R, c, mb)); break;
+      case Part::Experts: {
+        ExpertWork& w = R.work.at({op.layer_begin, mb});
+        const std::size_t n = w.cache.xe.size();
+        w.dxe = floats(*R.tracker, MemCategory::Activations, n);
+        for (const auto& off : w.offsets) M.experts_backward(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data());
+        w.cache = ExpertCache{};
+        w.dy = {};
+        break;
+      }
+      case Part::Attention:
+        M.layer_backward_attention(op.layer_begin, state(R, c, mb), sc);
+        done = chunk_start;
+        break;
+    }
+    if (done && c == 0) {
+      MicrobatchState& st = state(R, c, mb);
+      M.embed_backward(st);
+      Model::release(st);
+      R.states.erase({c, mb});
+    }
+  }
+
+  // ---- collectives ----
+  void run_collective(const Collective& col, const OpContext& ctx) override {
+    const Plan& plan = ctx.plan;
+    const Op& first = plan.op(col.ops.front());
+    switch (col.kind) {
+      case OpKind::AllReduce: all_reduce(col, first); break;
+      case OpKind::Broadcast: broadcast(col, first); break;
+      case OpKind::AllToAll: all_to_all(col, first); break;
+      default: throw Error("runner: unexpected collective " + describe(first));
+    }
+  }
+
+  // Flat ranges [offset, offset + n) of a member's shard that a collective over layers
+  // [l0, l1) of chunk c covers, in the same order on every member.
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges(const ParamStore& P, Group g, int c, int l0, int l1) const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    const auto& LL = P.layer_layout();
+    if (g == Group::Dense) {
+      if (c == 0 && l0 == 0) out.push_back({P.embed_offset(), (std::int64_t)mc.vocab * mc.d_model});
+      for (int l = l0; l < l1; ++l) out.push_back({P.layer_offset(l), LL.experts});
+      if (last_chunk(c) && l1 == mc.n_layers) out.push_back({P.final_norm_offset(), P.count() - P.final_norm_offset()});
+    } else {
+      for (int l = l0; l < l1; ++l) out.push_back({P.layer_offset(l) + LL.experts, LL.size - LL.experts});
+    }
+    return out;
+  }
+
+  void all_reduce(const Collective& col, const Op& first) {
+    const std::size_t m = col.ranks.size();
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> rg(m);
+    for (std::size_t i = 0; i < m; ++i)
+      rg[i] = ranges(rank(col.ranks[i]).model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
+    for (std::size_t k = 0; k < rg[0].size(); ++k) {
+      const std::int64_t n = rg[0][k].second;
+      // Each member's gradients go into its communication buffer; the sum is taken over
+      // members in rank order and written back to every member.
+      std::vector<Buffer<float>> buf;
+      for (std::size_t i = 0; i < m; ++i) {
+        Rank& R = rank(col.ranks[i]);
+        if (rg[i][k].second != n) throw Error("all-reduce: members hold different sizes");
+        buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
+        std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
+      }
+      float* acc = buf[0].data();
+      for (std::size_t i = 1; i < m; ++i) {
+        const float* b = buf[i].data();
+        for (std::int64_t j = 0; j < n; ++j) acc[j] += b[j];
+      }
+      for (std::size_t i = 0; i < m; ++i)
+        std::memcpy(rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first, acc, (std::size_t)n * sizeof(float));
+    }
+  }
+
+  void broadcast(const Collective& col, const Op& first) {
+    Rank& root = rank(col.ranks.front());
+    const auto src = ranges(root.model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
+    for (std::size_t i = 1; i < col.ranks.size(); ++i) {
+      Rank& R = rank(col.ranks[i]);
+      ParamStore& P = R.model->params();
+      const auto dst = ranges(P, col.group, first.chunk, first.layer_begin, first.layer_end);
+      for (std::size_t k = 0; k < src.size(); ++k) {
+        const std::int64_t n = src[k].second;
+        Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
+        std::memcpy(in.data(), root.model->params().master.data() + src[k].first, (std::size_t)n * sizeof(float));
+        std::memcpy(P.master.data() + dst[k].first, in.data(), (std::size_t)n * sizeof(float));
+        std::memcpy(P.weights.data() + dst[k].first, root.model->params().weights.data() + src[k].first,
+                    (std::size_t)n * sizeof(bf16));
+      }
+    }
+  }
+
+  void all_to_all(const Collective& col, const Op& first) {
+    const int l = first.layer_begin, c = first.chunk, mb = first.microbatch;
+    const int D = mc.d_model, per_rank = rc.experts_per_rank();
+    const std::size_t m = col.ranks.size();
+    auto member_state = [&](std::size_t i) -> MicrobatchState& { return state(rank(col.ranks[i]), c, mb); };
+    auto copy_rows = [D](float* dst, const float* src, int rows) {
+      std::memcpy(dst, src, (std::size_t)rows * D * sizeof(float));
+    };
+    switch (first.phase) {
+      case AllToAllPhase::DispatchFwd:
+        for (std::size_t j = 0; j < m; ++j) {  // receiver j holds expert slice j
+          Rank& Rj = rank(col.ranks[j]);
+          if (Rj.coord.ep != (int)j) throw Error("all-to-all: member order is not the expert-slice order");
+          ExpertWork w;
+          int total = 0;
+          for (std::size_t i = 0; i < m; ++i) {
+            RowRange rr = rows_for(member_state(i), l, (int)j);
+            w.rows.push_back({total, total + rr.n()});
+            const auto& off = member_state(i).layers[(std::size_t)l].routing.offsets;
+            std::vector<std::int32_t> o((std::size_t)per_rank + 1);
+            for (int e = 0; e <= per_rank; ++e) o[(std::size_t)e] = total + off[(std::size_t)(j * per_rank + e)] - rr.a;
+            w.offsets.push_back(std::move(o));
+            total += rr.n();
+          }
+          Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, (std::size_t)total * D);
+          for (std::size_t i = 0; i < m; ++i) {
+            RowRange rr = rows_for(member_state(i), l, (int)j);
+            copy_rows(in.data() + (std::size_t)w.rows[i].a * D,
+                      member_state(i).layers[(std::size_t)l].experts.xe.data() + (std::size_t)rr.a * D, rr.n());
+          }
+          w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
+          std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
+          Rj.work[{l, mb}] = std::move(w);
+        }
+        for (std::size_t i = 0; i < m; ++i) member_state(i).layers[(std::size_t)l].experts.xe = {};  // sent
+        break;
+      case AllToAllPhase::CombineFwd:
+        for (std::size_t i = 0; i < m; ++i) {  // token rank i gets its rows' outputs back
+          Rank& Ri = rank(col.ranks[i]);
+          MicrobatchState& st = member_state(i);
+          const std::size_t n = (std::size_t)st.T * mc.top_k;
+          Buffer<float> in = floats(*Ri.tracker, MemCategory::Communication, n * D);
+          for (std::size_t j = 0; j < m; ++j) {
+            const ExpertWork& w = rank(col.ranks[j]).work.at({l, mb});
+            RowRange rr = rows_for(st, l, (int)j);
+            copy_rows(in.data() + (std::size_t)rr.a * D, w.cache.y.data() + (std::size_t)w.rows[i].a * D, rr.n());
+          }
+          Buffer<float> y = floats(*Ri.tracker, MemCategory::Activations, n * D);
+          std::memcpy(y.data(), in.data(), n * D * sizeof(float));
+          st.layers[(std::size_t)l].experts.y = std::move(y);
+        }
+        for (std::size_t j = 0; j < m; ++j) rank(col.ranks[j]).work.at({l, mb}).cache.y = {};  // not needed for backward
+        break;
+      case AllToAllPhase::CombineBwd:
+        for (std::size_t j = 0; j < m; ++j) {  // expert rank j gets the output gradients of its rows
+          Rank& Rj = rank(col.ranks[j]);
+          ExpertWork& w = Rj.work.at({l, mb});
+          const std::size_t total = (std::size_t)w.rows.back().b;
+          Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, total * D);
+          for (std::size_t i = 0; i < m; ++i) {
+            MicrobatchState& st = member_state(i);
+            RowRange rr = rows_for(st, l, (int)j);
+            copy_rows(in.data() + (std::size_t)w.rows[i].a * D,
+                      st.layers[(std::size_t)l].dy.data() + (std::size_t)rr.a * D, rr.n());
+          }
+          w.dy = floats(*Rj.tracker, MemCategory::Activations, total * D);
+          std::memcpy(w.dy.data(), in.data(), total * D * sizeof(float));
+        }
+        for (std::size_t i = 0; i < m; ++i) member_state(i).layers[(std::size_t)l].dy = {};  // sent
+        break;
+      case AllToAllPhase::DispatchBwd:
+        for (std::size_t i = 0; i < m; ++i) {  // token rank i gets its rows' input gradients
+          Rank& Ri = rank(col.ranks[i]);
+          MicrobatchState& st = member_state(i);
+          const std::size_t n = (std::size_t)st.T * mc.top_k;
+          Buffer<float> in = floats(*Ri.tracker, MemCategory::Communication, n * D);
+          for (std::size_t j = 0; j < m; ++j) {
+            const ExpertWork& w = rank(col.ranks[j]).work.at({l, mb});
+            RowRange rr = rows_for(st, l, (int)j);
+            copy_rows(in.data() + (std::size_t)rr.a * D, w.dxe.data() + (std::size_t)w.rows[i].a * D, rr.n());
+          }
+          std::memcpy(st.layers[(std::size_t)l].dxe.data(), in.data(), n * D * sizeof(float));
+        }
+        for (std::size_t j = 0; j < m; ++j) rank(col.ranks[j]).work.erase({l, mb});
+        break;
+      case AllToAllPhase::None: throw Error("all-to-all without a phase");
+    }
+  }
+
+  // ---- a step ----
+  ParallelStepResult step(const Batch& b) {
+    if (b.B != opt.batch || b.S != S)
+      throw Error("step: the batch must hold " + std::to_string(opt.batch) + " texts of " + std::to_string(S) + " tokens");
+    const auto t0 = std::chrono::steady_clock::now();
+    global = b;
+    global_targets = 0;
+    for (auto v : global.targets) global_targets += v >= 0;
+    const int M_total = opt.dp * opt.microbatches;
+    sc = LossScales{1.f / (float)std::max(1, global_targets), 1.f / (float)M_total};
+    ce.assign((std::size_t)M_total, 0.0);
+    aux.assign((std::size_t)(M_total * rc.chunks()), 0.0);
+    for (Rank& R : ranks) {
+      R.tracker->reset_peaks();
+      R.model->params().zero_grads();
+      R.states.clear();
+      R.work.clear();
+      R.mem_events.clear();
+      R.sq = 0.0;
+    }
+    const bool first = step_ == 0 && first_plan;
+    last_plan = first ? first_plan.get() : steady_plan.get();
+    Engine& engine = first ? *first_engine : *steady_engine;
+    wires.clear();
+    wires.resize(last_plan->ops.size());
+    engine.begin(step_);
+    engine.release_all();
+    engine.wait();
+    last_timeline = engine.timeline();
+    for (const Rank& R : ranks)
+      if (!R.states.empty() || !R.work.empty()) throw Error("step: a rank kept microbatch state after its step");
+
+    // The whole model's gradient norm: every rank's share, in rank order.
+    double sq = 0.0;
+    for (const Rank& R : ranks) sq += R.sq;
+    const double norm = std::sqrt(sq);
+    ParallelStepResult res;
+    UpdateStats u;
+    for (Rank& R : ranks) u = adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
+    ++step_;
+    res.step = step_;
+    double ce_sum = 0.0, aux_sum = 0.0;
+    for (double v : ce) ce_sum += v;
+    for (double v : aux) aux_sum += v;
+    res.loss = ce_sum / std::max(1, global_targets);
+    res.aux_loss = aux_sum / M_total;
+    res.lr = u.lr;
+    res.grad_norm = norm;
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Summary sm = summarize(*last_plan, last_timeline);
+    res.virtual_seconds = sm.step_time;
+    res.stage_idle = sm.stage_idle;
+    double idle = 0.0;
+    for (double v : sm.stage_idle) idle += v;
+    res.bubble = sm.stage_idle.empty() ? 0.0 : idle / (double)sm.stage_idle.size();
+    for (const Rank& R : ranks) res.memory.push_back(R.tracker->stats());
+    return res;
+  }
+};
+
+ParallelTrainer::ParallelTrainer(ModelConfig model, const ParallelOptions& opt, const TokenDataset& train)
+    : impl_(std::make_unique<Impl>(std::move(model), opt, train)) {}
+ParallelTrainer::~ParallelTrainer() = default;
+
+ParallelStepResult ParallelTrainer::step() {
+  Impl& I = *impl_;
+  return I.step(sample_batch(I.train, I.opt.batch, I.S, I.data_rng));
+}
+ParallelStepResult ParallelTrainer::step(const Batch& global) { return impl_->step(global); }
+int ParallelTrainer::steps_done() const { return impl_->step_; }
+bool ParallelTrainer::done() const { return impl_->step_ >= impl_->opt.steps; }
+int ParallelTrainer::world() const { return (int)impl_->ranks.size(); }
+const ModelConfig& ParallelTrainer::model_config() const { return impl_->mc; }
+const ParallelOptions& ParallelTrainer::options() const { return impl_->opt; }
+const Plan& ParallelTrainer::plan() const { return impl_->last_plan ? *impl_->last_plan : *impl_->steady_plan; }
+const Timeline& ParallelTrainer::timeline() const { return impl_->last_timeline; }
+const MemoryTracker& ParallelTrainer::tracker(int r) const { return *impl_->ranks.at((std::size_t)r).tracker; }
+const ParamStore& ParallelTrainer::params(int r) const { return impl_->ranks.at((std::size_t)r).model->params(); }
+
+std::vector<Event> ParallelTrainer::memory_events() const {
+  std::vector<Event> out;
+  for (const auto& R : impl_->ranks) out.insert(out.end(), R.mem_events.begin(), R.mem_events.end());
+  // Virtual times come from the timeline: the level is the one after the op.
+  for (Event& e : out)
+    if (e.id < impl_->last_timeline.ops.size()) e.virtual_begin = e.virtual_end = impl_->last_timeline.ops[e.id].end;
+  return out;
+}
+
+std::vector<float> ParallelTrainer::master_weights() const {
+  std::int64_t n = 0;
+  for (const auto& R : impl_->ranks)
+    for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
+  std::vector<float> out((std::size_t)n, 0.f);
+  for (const auto& R : impl_->ranks) {
+    const ParamStore& P = R.model->params();
+    for (const auto& t : P.tensors()) std::copy_n(P.master.data() + t.offset, t.size(), out.data() + t.full_offset);
+  }
+  return out;
+}
+
+bool ParallelTrainer::replicas_agree() const {
+  std::vector<float> first = master_weights();
+  for (const auto& R : impl_->ranks) {
+    const ParamStore& P = R.model->params();
+    for (const auto& t : P.tensors())
+      if (std::memcmp(P.master.data() + t.offset, first.data() + t.full_offset, (std::size_t)t.size() * sizeof(float)) != 0)
+        return false;
+  }
+  return true;
+}
+
+}  // namespace onegpu::trainer

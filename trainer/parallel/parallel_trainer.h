@@ -1,0 +1,113 @@
+#pragma once
+// The real model on the engine: a run split over virtual ranks (dp × ep × pp, vstages,
+// schedule) where every rank holds only its part of the model and does its own maths.
+//
+// Each rank has its own MemoryTracker, CPU backend and parameter shard (ParamStore shard,
+// params.h): the embedding on the stage holding chunk 0, final norm and head on the stage
+// holding the last chunk, the blocks of its chunks with their norms, attention and router (the
+// same on every dp rank of the stage) and, of every block, only its slice of the experts.
+// The ops of the plan (plan.h) run the model's pieces:
+//   Forward / Backward     the chunk's blocks (and embedding, or head and loss) for one
+//                          microbatch; with ep > 1 a block runs as attention, experts, combine
+//   Send / Recv            hidden states up, their gradients down, through a buffer charged
+//                          to the sender's Communication memory until it is received
+//   AllToAll               the router's real choices: rows of each token go to the rank
+//                          holding that expert (dispatch), outputs come back (combine), and
+//                          the same in reverse for gradients
+//   AllReduce              sum of the members' gradients, members in rank order (fixed
+//                          order: a run is bitwise reproducible)
+//   Broadcast              (first step) weights from the group's first rank, which is the
+//                          only one initialised: the others start at zero
+//   Update                 this rank's share of the squared gradient norm (each weight counted
+//                          once over all its copies)
+// Gradient clipping needs the norm over the whole model, which only exists once every
+// rank's Update has run, so AdamW itself is applied to each shard right after the engine's
+// step (step() does it; its cost is in `seconds` but not on the virtual clock).
+//
+// Losses are scaled by the global batch (1 / all target tokens of the step; router losses by
+// 1 / all microbatches), so all-reduce sums; the logged loss is the mean over the whole
+// global batch and is the same number for every split, up to float summation order.
+// ZB-H1: the BackwardInput op runs the whole backward of its chunk (input and weight
+// gradients together); BackwardWeight has no work left. Numbers are right; the W/B split of
+// the cost is only in the plan's shape, not in the measured times.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trainer/engine/engine.h"
+#include "trainer/memory/tracker.h"
+#include "trainer/model/config.h"
+#include "trainer/model/model.h"
+#include "trainer/optim/adamw.h"
+#include "trainer/plan/plan.h"
+#include "trainer/train/dataset.h"
+
+namespace onegpu::trainer {
+
+struct ParallelOptions {
+  int dp = 1, ep = 1, pp = 1, vstages = 1;
+  int microbatches = 1;  // per data-parallel rank per step
+  Schedule schedule = Schedule::OneFOneB;
+  int batch = 4;         // global batch, texts; each dp rank takes batch / dp
+  int seq_len = 0;       // tokens per text; 0: the model's
+  std::uint64_t seed = 1;
+  int steps = 1000;      // the learning-rate schedule's length
+  AdamWConfig optim;     // total_steps is set from steps
+  int workers = 0;       // engine threads; 0: one per core
+  CostModel cost;        // virtual clock
+  bool broadcast_first_step = true;
+  EventStream* events = nullptr;  // engine events and the runner's loss events, if given
+};
+
+// The plan's configuration for a model and options, sizes from the real model. Throws Error
+// with one line naming the first rule broken (plan rules, batch split, sequence length).
+RunConfig parallel_run_config(const ModelConfig& model, const ParallelOptions& opt);
+
+struct ParallelStepResult {
+  int step = 0;               // updates done, after this one
+  double loss = 0.0;          // mean cross-entropy per target token over the global batch
+  double aux_loss = 0.0;      // router losses, mean over all microbatches
+  float lr = 0.f;
+  double grad_norm = 0.0;     // before clipping, over the whole model
+  double seconds = 0.0;       // wall time: engine step plus the update
+  double virtual_seconds = 0.0;  // the step on the virtual clock
+  double bubble = 0.0;        // measured: mean over stages of the idle fraction (summarize())
+  std::vector<double> stage_idle;
+  std::vector<MemStats> memory;  // per rank: current at the end and peaks during the step
+};
+
+class ParallelTrainer {
+ public:
+  // Weights as Trainer's for the same seed (one whole store is initialised, then shared
+  // out); data drawn as Trainer draws it. `train` must outlive the trainer.
+  ParallelTrainer(ModelConfig model, const ParallelOptions& opt, const TokenDataset& train);
+  ~ParallelTrainer();
+  ParallelTrainer(const ParallelTrainer&) = delete;
+  ParallelTrainer& operator=(const ParallelTrainer&) = delete;
+
+  ParallelStepResult step();                   // samples the global batch
+  ParallelStepResult step(const Batch& global);  // opt.batch texts of seq_len tokens
+  int steps_done() const;
+  bool done() const;
+
+  int world() const;
+  const ModelConfig& model_config() const;
+  const ParallelOptions& options() const;
+  const Plan& plan() const;            // the plan of the last step (the first has broadcasts)
+  const Timeline& timeline() const;    // of the last step
+  std::vector<Event> memory_events() const;  // of the last step: activation level after ops
+  const MemoryTracker& tracker(int rank) const;
+  const ParamStore& params(int rank) const;
+
+  // The whole model's master weights, gathered from the ranks in the unsharded layout.
+  std::vector<float> master_weights() const;
+  // Every copy of every weight (on all ranks that hold it) is bitwise the same.
+  bool replicas_agree() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onegpu::trainer
