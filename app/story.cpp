@@ -78,11 +78,11 @@ const std::vector<ChapterInfo>& story() {
       {"bigger", "Data parallelism", "A bigger model?",
        "Two GPUs are faster, but each still holds the whole model, so the model cannot grow. "
        "Let us try adding four layers.",
-       "Try eight layers", false},
+       "Try eight layers", true},
       {"oom", "Data parallelism", "Out of memory",
        "They do not fit. In training, every weight costs about 18 bytes: 2 for the weight, 4 for "
        "its gradient, and 12 for the optimizer's exact copy and its two running averages.",
-       "", false},
+       "", true},
       // Part 4: expert parallelism.
       {"inside-layer", "Expert parallelism", "Inside a layer",
        "Open a layer: attention at the base lets each token look back at earlier ones, and above "

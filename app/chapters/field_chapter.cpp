@@ -38,7 +38,7 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
     look.power = phase(t, on_at, T::kSwitchTime, Ease::OutCubic);
     look.flash = pulse(t, on_at, T::kSwitchTime * 2.0f) * 0.8f;
     look.fade = fade_in * (cell.gpu == 0 ? 1.0f : d.others_fade);
-    if (cell.gpu == 0 && d.hide_gpu1) continue;
+    if (cell.gpu < d.hidden) continue;
     if (cell.gpu == 0) {
       look.detail = d.gpu1_detail;
       look.tiles = d.gpu1_tiles;
@@ -67,11 +67,11 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
   return lit;
 }
 
-void draw_field_behind(Canvas& c, const FieldLayout& layout, float fade, float wpp) {
+void draw_field_behind(Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden) {
   FieldDraw d;
   d.others_fade = fade;
   d.ring = 0.0f;
-  d.hide_gpu1 = true;
+  d.hidden = hidden;
   draw_field(c, layout, d, wpp);
 }
 

@@ -35,12 +35,12 @@ struct FieldDraw {
   float others_fade = 1.0f;
   float gpu1_detail = 0.0f, gpu1_tiles = 1.0f, gpu1_memory = 1.0f;
   float ring = 1.0f;  // opacity of GPU 1's ring
-  bool hide_gpu1 = false;  // a later chapter draws GPU 1 itself (opened up)
+  int hidden = 0;  // GPUs 1..hidden are left out: a later chapter draws them itself, opened up
 };
 int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
 render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
-// The field behind an opened GPU 1: every other chip dimmed to `fade`, GPU 1 left out.
-void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp);
+// The field behind opened GPUs: every other chip dimmed to `fade`, GPUs 1..hidden left out.
+void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden = 1);
 
 class GpuChapter : public Chapter {
  public:

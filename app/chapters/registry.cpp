@@ -3,6 +3,7 @@
 #include "app/chapters/coming_soon_chapter.h"
 #include "app/chapters/field_chapter.h"
 #include "app/chapters/learning_chapters.h"
+#include "app/chapters/memory_chapters.h"
 
 namespace onegpu::app {
 
@@ -18,6 +19,8 @@ std::unique_ptr<Chapter> make_chapter(int index) {
       {"gradients", LearningScene::Gradients},  {"step", LearningScene::Step},
       {"microbatches", LearningScene::Microbatches}, {"train", LearningScene::Train},
       {"slow", LearningScene::Slow}};
+  if (s[index].id == "bigger") return std::make_unique<MemoryChapter>(false);
+  if (s[index].id == "oom") return std::make_unique<MemoryChapter>(true);
   for (const auto& [id, scene] : learning)
     if (s[index].id == id) return std::make_unique<LearningChapter>(scene);
   return std::make_unique<ComingSoonChapter>(index);

@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 
 #include "trainer/data/story_corpus.h"
+#include "trainer/engine/chrome_trace.h"
 #include "trainer/error.h"
+#include "trainer/parallel/parallel_trainer.h"
 #include "trainer/io/jsonl_log.h"
 #include "trainer/model/params.h"
 #include "trainer/train/probes.h"
@@ -84,9 +87,15 @@ constexpr const char* kTrainUsage =
     "usage: onegpu train [--model story|story8|scale] [--steps N] [--batch B] [--microbatches M]\n"
     "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
     "                    [--resume CKPT] [--stop-at K] [--quiet]\n"
+    "                    [--dp N] [--ep N] [--pp N] [--vstages V] [--schedule gpipe|1f1b|interleaved|zb1]\n"
+    "                    [--link nvlink|ib|pcie] [--trace FILE.json] [--seq S] [--workers W]\n"
     "  Trains the tiny mixture-of-experts model (default: story, 1000 steps of 4 texts, on the\n"
     "  generated story corpus) and prints the held-out loss. --steps counts from step 0, also\n"
-    "  when resuming; --stop-at stops early while the schedule still spans --steps.\n";
+    "  when resuming; --stop-at stops early while the schedule still spans --steps.\n"
+    "  --dp/--ep/--pp/--vstages/--schedule split the run over pp x dp virtual ranks (each dp rank\n"
+    "  takes batch/dp texts in --microbatches microbatches; the loss is over the global batch);\n"
+    "  --link sets the simulated interconnect, --trace writes the last step as a Perfetto trace,\n"
+    "  --seq shortens the texts, --workers sets the engine's threads.\n";
 constexpr const char* kPredictUsage =
     "usage: onegpu predict --resume CKPT --prompt TEXT [--top K]\n"
     "  The K most likely next tokens after TEXT, one token and probability a line.\n";
@@ -115,9 +124,26 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     else if (f == "--stop-at") a.stop_at = (int)parse_int(f, v, 1);
     else if (f == "--resume") a.resume = v;
     else if (f == "--quiet") a.quiet = true;
+    else if (f == "--dp") a.dp = (int)parse_int(f, v, 1);
+    else if (f == "--ep") a.ep = (int)parse_int(f, v, 1);
+    else if (f == "--pp") a.pp = (int)parse_int(f, v, 1);
+    else if (f == "--vstages") a.vstages = (int)parse_int(f, v, 1);
+    else if (f == "--schedule") {
+      trainer::parse_schedule(v);  // throws for an unknown name
+      a.schedule = v;
+    } else if (f == "--link") {
+      trainer::CostModel::for_link(v);  // throws for an unknown name
+      a.link = v;
+    } else if (f == "--trace") a.trace = v;
+    else if (f == "--seq") a.seq = (int)parse_int(f, v, 1);
+    else if (f == "--workers") a.workers = (int)parse_int(f, v, 1);
     else throw Error("unknown option '" + f + "'");
   });
-  if (a.batch % a.microbatches != 0)
+  for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--seq", "--workers"})
+    if (a.given.count(f)) a.parallel = true;
+  if (a.parallel && !a.resume.empty()) throw Error("--resume works with one rank only (no --dp/--ep/--pp/... flags)");
+  if (a.parallel && !a.save.empty()) throw Error("--save works with one rank only (no --dp/--ep/--pp/... flags)");
+  if (!a.parallel && a.batch % a.microbatches != 0)
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
   if (a.stop_at > a.steps) throw Error("--stop-at must not exceed --steps");
@@ -140,10 +166,95 @@ PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample
   return a;
 }
 
+namespace {
+
+trainer::json::Value memory_json(const std::array<std::int64_t, trainer::kMemCategoryCount>& v) {
+  auto o = trainer::json::Value::object();
+  for (int c = 0; c < trainer::kMemCategoryCount; ++c)
+    o.set(std::string(trainer::mem_category_name((trainer::MemCategory)c)), (long long)v[(std::size_t)c]);
+  return o;
+}
+
+int train_parallel(const TrainArgs& a) {
+  trainer::ModelConfig mc = trainer::model_preset(a.model);
+  trainer::ParallelOptions o;
+  o.dp = a.dp;
+  o.ep = a.ep;
+  o.pp = a.pp;
+  o.vstages = a.vstages;
+  o.schedule = trainer::parse_schedule(a.schedule);
+  o.microbatches = a.microbatches;
+  o.batch = a.batch;
+  o.seq_len = a.seq;
+  o.seed = a.seed;
+  o.steps = a.steps;
+  o.workers = a.workers;
+  o.cost = trainer::CostModel::for_link(a.link);
+  // The split is checked before the corpus and tokenizer are built: a bad config fails fast.
+  trainer::parallel_run_config(mc, o);
+  trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
+  trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
+  mc.vocab = (int)tok.vocab_size();
+  const trainer::TokenDataset data = trainer::TokenDataset::build(tok, corpus.train);
+  trainer::ParallelTrainer t(mc, o, data);
+  const int S = a.seq > 0 ? a.seq : mc.seq_len;
+  std::fprintf(stderr, "model %s split over %d ranks (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link); %d texts of %d tokens a step\n",
+               mc.name.c_str(), t.world(), a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(), a.batch, S);
+  std::unique_ptr<trainer::JsonlLog> log;
+  if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
+  const int last = a.stop_at > 0 ? a.stop_at : a.steps;
+  trainer::ParallelStepResult r;
+  while (t.steps_done() < last) {
+    r = t.step();
+    if (log) {
+      auto o = trainer::json::Value::object();
+      o.set("step", r.step);
+      o.set("loss", r.loss);
+      o.set("aux_loss", r.aux_loss);
+      o.set("lr", (double)r.lr);
+      o.set("grad_norm", r.grad_norm);
+      o.set("seconds", r.seconds);
+      o.set("virtual_seconds", r.virtual_seconds);
+      o.set("bubble", r.bubble);
+      auto idle = trainer::json::Value::array();
+      for (double v : r.stage_idle) idle.push_back(v);
+      o.set("stage_idle", std::move(idle));
+      auto ranks = trainer::json::Value::array();
+      const auto& L = t.plan().layout;
+      for (int i = 0; i < t.world(); ++i) {
+        auto rk = trainer::json::Value::object();
+        const auto c = L.coord(i);
+        rk.set("rank", i);
+        rk.set("stage", c.stage);
+        rk.set("dp", c.dp);
+        rk.set("ep", c.ep);
+        rk.set("memory", memory_json(r.memory[(std::size_t)i].current));
+        rk.set("memory_peak", memory_json(r.memory[(std::size_t)i].peak));
+        ranks.push_back(std::move(rk));
+      }
+      o.set("ranks", std::move(ranks));
+      log->write(o);
+    }
+    if (!a.quiet)
+      std::fprintf(stderr, "step %d/%d  loss %.4f  bubble %.1f%%  %.2f s (virtual %.3f ms)\n", r.step, last, r.loss,
+                   100.0 * r.bubble, r.seconds, 1e3 * r.virtual_seconds);
+  }
+  if (!a.trace.empty()) {
+    const auto mem = t.memory_events();
+    trainer::write_chrome_trace(a.trace, t.plan(), t.timeline(), mem);
+    std::fprintf(stderr, "wrote %s (%d ranks)\n", a.trace.c_str(), t.world());
+  }
+  std::printf("loss %.4f at step %d on %d ranks\n", r.loss, t.steps_done(), t.world());
+  return 0;
+}
+
+}  // namespace
+
 int train_main(int argc, char** argv) {
   if (wants_help(argc, argv)) return std::printf("%s", kTrainUsage), 0;
   try {
     TrainArgs a = parse_train_args(rest(argc, argv));
+    if (a.parallel) return train_parallel(a);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     if (!a.resume.empty()) {

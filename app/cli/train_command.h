@@ -22,6 +22,14 @@ struct TrainArgs {
   int stop_at = 0;  // stop (and save) after this step, though the schedule spans --steps: the
                     // run resumed from there with the same --steps matches an uninterrupted one
   bool quiet = false;  // no progress line
+  // Split over virtual ranks (trainer/parallel): any of these flags runs the parallel trainer.
+  int dp = 1, ep = 1, pp = 1, vstages = 1;
+  std::string schedule = "1f1b";
+  std::string link = "nvlink";
+  std::string trace;   // Chrome/Perfetto trace of the last step
+  int seq = 0;         // tokens per text (0: the model's)
+  int workers = 0;     // engine threads (0: one per core)
+  bool parallel = false;
   std::set<std::string> given;  // flags that appeared on the command line
 };
 struct PredictArgs {

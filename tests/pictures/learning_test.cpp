@@ -263,3 +263,34 @@ TEST(Chapters, TrainReallyTrainsUntilTimeLeads_slow) {
   for (int x = int(start.x) + 1; x < img.width && amber(im.at(x, int(start.y))); ++x) ++width;
   EXPECT_NEAR(width, float(ms.back().top[0].prob) * full / img.camera.world_per_pixel(), 3.0f);
 }
+
+TEST(Chapters, OutOfMemoryOverflowsByTheMeasuredBytesInTwoBands) {
+  HeadlessImage img = shot("oom");
+  Image im{img.width, img.height, &img.rgba};
+  const ModelBytes& m8 = story_model_bytes(8)[7];
+  EXPECT_EQ(m8.total(), 18 * m8.params);
+  EXPECT_EQ(m8.weights + m8.gradients, 6 * m8.params);  // bf16 weight + fp32 gradient
+  EXPECT_EQ(m8.optimizer, 12 * m8.params);              // fp32 master + two fp32 moments
+  for (int g = 0; g < 2; ++g) {
+    BoxParts b = box_parts(FieldLayout(512).chip_rect(g));
+    // Walk up the left wall's middle: lavender, then sand, then past the top of the box.
+    int x = int(px(img, b.left_wall.center()).x);
+    int bottom = int(px(img, {0, b.left_wall.min.y}).y) - 2;
+    int lav = 0, sand = 0, y = bottom;
+    for (; y > 0 && lavender(im.at(x, y)); --y) ++lav;
+    for (; y > 0; --y) {
+      Rgb p = im.at(x, y);
+      if (p.r > 180 && p.g > 160 && p.b > 110 && p.b < 180) ++sand;       // sand
+      else if (!(p.r > p.b && p.r > 120)) break;                          // past the hatched top
+    }
+    // Weights and gradients are a third of the climb (6 of 18 bytes); the rest is optimizer
+    // state, sand below the box's top and hatched above it.
+    EXPECT_GT(sand, 10);
+    EXPECT_NEAR(double(lav) / (bottom - y), 1.0 / 3.0, 0.03) << "GPU " << g + 1;
+    // The climb ends where the 8-layer model's bytes put it, far past the box's top.
+    float wall_h = b.left_wall.size().y / img.camera.world_per_pixel();
+    double need = double(m8.total()) / double(toy_capacity_bytes());
+    EXPECT_GT(need, 1.5);
+    EXPECT_NEAR(bottom - y, need * wall_h, 8.0) << "GPU " << g + 1;
+  }
+}

@@ -1,0 +1,27 @@
+#pragma once
+// Scenes 16 and 17: the two data-parallel GPUs try to take an 8-layer model (story8). The four
+// extra layers are blocked at the top of each box, and the walls overflow by the bytes the
+// trainer's allocator reserves for an 8-layer model, split into weights+gradients (lavender)
+// and optimizer state (sand).
+#include "app/chapters/chapter.h"
+#include "app/scene/field_layout.h"
+
+namespace onegpu::app {
+
+class MemoryChapter : public Chapter {
+ public:
+  explicit MemoryChapter(bool overflow) : overflow_(overflow) {}
+  float duration() const override { return overflow_ ? 5.0f : 4.0f; }
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+
+  // Fractions of the toy GPU's capacity the 8-layer model needs (measured).
+  static float need_weights_grads();
+  static float need_optimizer();
+
+ private:
+  bool overflow_;  // false: "bigger" (blocked layers); true: "oom" (the walls overflow)
+  FieldLayout layout_{512};
+};
+
+}  // namespace onegpu::app
