@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <functional>
 #include <mutex>
+#include <thread>
 
 #include "trainer/error.h"
 #include "trainer/ops/cpu_backend.h"
@@ -53,6 +57,24 @@ struct RowRange {
   int a = 0, b = 0;
   int n() const { return b - a; }
 };
+
+// fn(r) for every rank on a few threads (ranks are independent); rethrows the first error.
+void for_ranks(int world, const std::function<void(int)>& fn) {
+  const int threads = std::max(1, std::min<int>(world, (int)std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors((std::size_t)threads);
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      try {
+        for (int r = w; r < world; r += threads) fn(r);
+      } catch (...) {
+        errors[(std::size_t)w] = std::current_exception();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
 
 }  // namespace
 
@@ -106,6 +128,13 @@ struct ParallelTrainer::Impl final : OpRunner {
     rc = parallel_run_config(mc, opt);
     S = opt.seq_len > 0 ? opt.seq_len : mc.seq_len;
     per = opt.batch / (opt.dp * opt.microbatches);
+    auto tp = std::chrono::steady_clock::now();
+    auto lap = [&](const char* what) {
+      if (!std::getenv("ONEGPU_PAR_TIMING")) return;
+      auto now = std::chrono::steady_clock::now();
+      std::fprintf(stderr, "[parallel] %s %.2f s\n", what, std::chrono::duration<double>(now - tp).count());
+      tp = now;
+    };
     steady_plan = std::make_unique<Plan>(compile_plan(rc));
     if (opt.broadcast_first_step) first_plan = std::make_unique<Plan>(compile_plan(rc, PlanOptions{.broadcast_model = true}));
 
@@ -114,9 +143,13 @@ struct ParallelTrainer::Impl final : OpRunner {
     ranks.resize((std::size_t)world);
     {
       MemoryTracker init_tracker;  // the whole model, once, to share out
+      lap("plans");
       ParamStore whole(mc, init_tracker);
       whole.init(opt.seed);
-      for (int r = 0; r < world; ++r) {
+      lap("whole model");
+      // Ranks are independent: build them on a few threads (first touch of their memory
+      // dominates at 512 ranks).
+      auto build = [&](int r) {
         Rank& R = ranks[(std::size_t)r];
         R.coord = L.coord(r);
         R.tracker = std::make_unique<MemoryTracker>();
@@ -139,12 +172,15 @@ struct ParallelTrainer::Impl final : OpRunner {
           }
           P.sync_weights_from_master();
         }
-      }
+      };
+      for_ranks(world, build);
     }
+    lap("shards");
     const int workers = opt.workers;
     EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
     steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
     if (first_plan) first_engine = std::make_unique<Engine>(*first_plan, *this, eo);
+    lap("engines");
   }
 
   // ---- helpers ----
@@ -533,8 +569,11 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (const Rank& R : ranks) sq += R.sq;
     const double norm = std::sqrt(sq);
     ParallelStepResult res;
-    UpdateStats u;
-    for (Rank& R : ranks) u = adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
+    std::vector<UpdateStats> us(ranks.size());
+    for_ranks((int)ranks.size(), [&](int r) {
+      us[(std::size_t)r] = adamw_update_with_norm(ranks[(std::size_t)r].model->params(), opt.optim, step_, norm);
+    });
+    const UpdateStats u = us.front();
     ++step_;
     res.step = step_;
     double ce_sum = 0.0, aux_sum = 0.0;
