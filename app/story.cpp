@@ -88,7 +88,7 @@ const std::vector<ChapterInfo>& story() {
        "Open a layer: attention at the base lets each token look back at earlier ones, and above "
        "it sit 16 experts holding most of the weights. A router sends each token to just two of "
        "them.",
-       "", false},
+       "", true},
       {"split-experts", "Expert parallelism", "Share the experts",
        "Each GPU does not need every expert. GPU 1 keeps experts 1–8 and GPU 2 keeps 9–16, "
        "while both keep attention and the router, and memory use drops.",

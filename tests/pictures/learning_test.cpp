@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/chapters/box_chapters.h"
+#include "app/chapters/expert_chapters.h"
 #include "app/headless.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
@@ -293,4 +294,27 @@ TEST(Chapters, OutOfMemoryOverflowsByTheMeasuredBytesInTwoBands) {
     EXPECT_GT(need, 1.5);
     EXPECT_NEAR(bottom - y, need * wall_h, 8.0) << "GPU " << g + 1;
   }
+}
+
+TEST(Chapters, InsideALayerLightsTheExpertsTheRouterChose) {
+  HeadlessImage img = shot("inside-layer");
+  RouterPick pk = InsideLayerChapter::pick();
+  ASSERT_EQ(pk.experts.size(), 2u);  // top-2
+  EXPECT_NEAR(pk.gates[0] + pk.gates[1], 1.0f, 1e-4f);
+  EXPECT_FALSE(pk.token.empty());
+  Image im{img.width, img.height, &img.rgba};
+  InsideLayerChapter ch;
+  render::Rect P = ch.panel(1.0f);
+  const float u = P.size().x, h = P.size().y;
+  int lit = 0;
+  for (int e = 0; e < 16; ++e) {
+    float w = (u - 0.06f * u - 7 * 0.015f * u) / 8.0f;
+    glm::vec2 corner{P.min.x + 0.03f * u + (e % 8) * (w + 0.015f * u) + 0.1f * w, P.min.y + (0.64f + (e / 8) * 0.25f) * h};
+    glm::vec2 q = px(img, corner);
+    bool is_lit = amber(im.at(int(q.x), int(q.y)));
+    bool chosen = e == pk.experts[0] || e == pk.experts[1];
+    EXPECT_EQ(is_lit, chosen) << "expert " << e + 1;
+    lit += is_lit;
+  }
+  EXPECT_EQ(lit, 2);
 }
