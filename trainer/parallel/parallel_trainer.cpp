@@ -533,10 +533,14 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   // ---- a step ----
-  ParallelStepResult step(const Batch& b) {
+  Engine* current = nullptr;
+  std::chrono::steady_clock::time_point t0;
+
+  void begin(const Batch& b) {
+    if (current) throw Error("step: the previous step is not finished");
     if (b.B != opt.batch || b.S != S)
       throw Error("step: the batch must hold " + std::to_string(opt.batch) + " texts of " + std::to_string(S) + " tokens");
-    const auto t0 = std::chrono::steady_clock::now();
+    t0 = std::chrono::steady_clock::now();
     global = b;
     global_targets = 0;
     for (auto v : global.targets) global_targets += v >= 0;
@@ -554,12 +558,24 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
-    Engine& engine = first ? *first_engine : *steady_engine;
+    current = first ? first_engine.get() : steady_engine.get();
     wires.clear();
     wires.resize(last_plan->ops.size());
-    engine.begin(step_);
-    engine.release_all();
-    engine.wait();
+    current->begin(step_);
+  }
+
+  ParallelStepResult finish() {
+    if (!current) throw Error("step: no step begun");
+    Engine& engine = *current;
+    try {
+      engine.release_all();
+      engine.wait();
+    } catch (...) {
+      current = nullptr;
+      throw;
+    }
+    current = nullptr;
+    const int M_total = opt.dp * opt.microbatches;
     last_timeline = engine.timeline();
     for (const Rank& R : ranks)
       if (!R.states.empty() || !R.work.empty()) throw Error("step: a rank kept microbatch state after its step");
@@ -600,10 +616,24 @@ ParallelTrainer::ParallelTrainer(ModelConfig model, const ParallelOptions& opt, 
 ParallelTrainer::~ParallelTrainer() = default;
 
 ParallelStepResult ParallelTrainer::step() {
-  Impl& I = *impl_;
-  return I.step(sample_batch(I.train, I.opt.batch, I.S, I.data_rng));
+  begin_step();
+  return finish_step();
 }
-ParallelStepResult ParallelTrainer::step(const Batch& global) { return impl_->step(global); }
+ParallelStepResult ParallelTrainer::step(const Batch& global) {
+  begin_step(global);
+  return finish_step();
+}
+void ParallelTrainer::begin_step() {
+  Impl& I = *impl_;
+  if (I.current) throw Error("step: the previous step is not finished");
+  I.begin(sample_batch(I.train, I.opt.batch, I.S, I.data_rng));
+}
+void ParallelTrainer::begin_step(const Batch& global) { impl_->begin(global); }
+Engine& ParallelTrainer::engine() {
+  if (!impl_->current) throw Error("engine: begin_step() first");
+  return *impl_->current;
+}
+ParallelStepResult ParallelTrainer::finish_step() { return impl_->finish(); }
 int ParallelTrainer::steps_done() const { return impl_->step_; }
 bool ParallelTrainer::done() const { return impl_->step_ >= impl_->opt.steps; }
 int ParallelTrainer::world() const { return (int)impl_->ranks.size(); }

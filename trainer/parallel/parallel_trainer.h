@@ -88,6 +88,14 @@ class ParallelTrainer {
 
   ParallelStepResult step();                   // samples the global batch
   ParallelStepResult step(const Batch& global);  // opt.batch texts of seq_len tokens
+  // Paced / by hand: begin_step() draws the batch (as step() would) and starts the step with
+  // nothing released; engine() then releases ops (step_one, release_ops,
+  // release_microbatches, waiting_ops); finish_step() runs what is left, applies the update
+  // and returns the step's record. step() is begin_step() + finish_step().
+  void begin_step();
+  void begin_step(const Batch& global);
+  Engine& engine();
+  ParallelStepResult finish_step();
   int steps_done() const;
   bool done() const;
 
