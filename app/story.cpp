@@ -61,7 +61,7 @@ const std::vector<ChapterInfo>& story() {
       {"new-run", "Data parallelism", "Start again",
        "A batch's texts can be shared out. We reset to step 0 and bring in a second GPU to take "
        "half of each batch.",
-       "", false},
+       "", true},
       {"second-gpu", "Data parallelism", "A copy of the model",
        "The new GPU begins with nothing, so the model is copied over to it once, layer by layer, "
        "before training starts. After that the two hold the same weights.",

@@ -106,6 +106,7 @@ float LearningChapter::duration() const {
     case LearningScene::Microbatches: return 1.0f + kMicroPiece * (2 * (2 * kLayers + 3) + 1) + 1.2f;
     case LearningScene::Train: return 6.0f;
     case LearningScene::Slow: return 4.0f;
+    case LearningScene::NewRun: return 3.0f;
   }
   return 1.0f;
 }
@@ -172,6 +173,7 @@ void LearningChapter::draw(const SceneFrame& f, const Camera& cam) {
     case LearningScene::Microbatches: draw_microbatches(f, L, wpp); break;
     case LearningScene::Train: draw_train(f, L, wpp); break;
     case LearningScene::Slow: draw_slow(f, L, wpp); break;
+    case LearningScene::NewRun: draw_new_run(f, L, wpp); break;
   }
   f.world.set_layer(0);
 }
@@ -446,10 +448,11 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
 }
 
 // ---- It's slow ----
-void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, float wpp) {
-  const float t = f.t, s = L.s;
+namespace {
+// One step's measured time on GPU 1: a segment per text (each text its own microbatch, so
+// its pieces can be timed alone), then the update.
+void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha, float wpp) {
   StoryRun& run = StoryRun::get();
-  // A step with each text as its own microbatch: each segment is one text's measured time.
   std::vector<double> per_text(4, 0.0);
   double update = 0.0;
   for (const auto& p : run.warm_step_pieces(4)) {
@@ -458,6 +461,23 @@ void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, fl
   }
   double total = update;
   for (double v : per_text) total += v;
+  std::vector<Segment> segs;
+  for (int i = 0; i < 4; ++i)
+    segs.push_back({per_text[i], i % 2 ? palette::forward : mix(palette::forward, palette::backward, 0.3f),
+                    "text " + std::to_string(i + 1)});
+  segs.push_back({update, palette::weights, ""});
+  char cap[128];
+  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured · each text waits for the one before",
+                total * 1000.0);
+  const float s = L.s;
+  Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.045f * s}};
+  draw_time_bar(c, bar, segs, total, grow, alpha, cap, s, wpp);
+}
+}  // namespace
+
+void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
   Canvas& c = f.world;
   c.set_layer(1);
   draw_box(c, L.box, loaded_box(kLayers), wpp);
@@ -468,14 +488,35 @@ void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, fl
     draw_tray(c, L.tray(i), look, s, wpp);
   }
   draw_readout(c, L.foot, -1, 1.0f, s, true);
-  std::vector<Segment> segs;
-  for (int i = 0; i < 4; ++i) segs.push_back({per_text[i], i % 2 ? palette::forward : mix(palette::forward, palette::backward, 0.3f), "text " + std::to_string(i + 1)});
-  segs.push_back({update, palette::weights, ""});
-  char cap[128];
-  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured · each text waits for the one before", total * 1000.0);
-  Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.045f * s}};
-  draw_time_bar(c, bar, segs, total, phase(t, 0.5f, 2.0f, Ease::InOutCubic), 1.0f, cap, s, wpp);
+  draw_step_time(c, L, phase(t, 0.5f, 2.0f, Ease::InOutCubic), 1.0f, wpp);
   draw_step_counter(c, L.foot, 1, 1.0f, s);
+}
+
+// ---- A new run ----
+void LearningChapter::draw_new_run(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  const float t = f.t, s = L.s;
+  StoryRun& run = StoryRun::get();
+  Canvas& c = f.world;
+  c.set_layer(1);
+  draw_box(c, L.box, loaded_box(kLayers), wpp);
+  c.set_layer(2);
+  // The trays dim to outlines: any number of texts could come next.
+  float dim = phase(t, 0.4f, 1.0f, Ease::InOutCubic);
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look;
+    look.text = dim < 0.5f ? run.trays()[i].text : "";
+    look.outline_only = dim;
+    look.alpha = 1.0f - 0.4f * dim;
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+  c.text("+ more", {L.trays.max.x + 0.03f * s, L.trays.min.y + 0.02f * s}, 0.04f * s,
+         with_alpha(palette::text_dim, dim), Align::Left);
+  draw_readout(c, L.foot, -1, 1.0f, s, true);
+  draw_step_time(c, L, 1.0f, 1.0f, wpp);  // the time bar stays: the cost we want to cut
+  // The step count goes back to 0: a fresh, untrained model.
+  draw_step_counter(c, L.foot, t < 0.8f ? 1 : 0, 1.0f, s);
+  c.text("a fresh run: new weights, step 0", {L.box.chip.center().x, L.box.chip.max.y + 0.05f * s}, 0.036f * s,
+         with_alpha(palette::text_dim, phase(t, 0.8f, 0.5f, Ease::Smooth)), Align::Center);
 }
 
 }  // namespace onegpu::app

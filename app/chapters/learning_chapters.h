@@ -7,7 +7,7 @@
 
 namespace onegpu::app {
 
-enum class LearningScene { NextToken, Guess, Gradients, Step, Microbatches, Train, Slow };
+enum class LearningScene { NextToken, Guess, Gradients, Step, Microbatches, Train, Slow, NewRun };
 
 class LearningChapter : public Chapter {
  public:
@@ -31,6 +31,7 @@ class LearningChapter : public Chapter {
   void draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp);
   void draw_train(const SceneFrame& f, const LearningLayout& L, float wpp);
   void draw_slow(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_new_run(const SceneFrame& f, const LearningLayout& L, float wpp);
   LearningScene scene_;
   FieldLayout layout_{512};
 };

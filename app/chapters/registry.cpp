@@ -19,7 +19,7 @@ std::unique_ptr<Chapter> make_chapter(int index) {
       {"next-token", LearningScene::NextToken}, {"guess", LearningScene::Guess},
       {"gradients", LearningScene::Gradients},  {"step", LearningScene::Step},
       {"microbatches", LearningScene::Microbatches}, {"train", LearningScene::Train},
-      {"slow", LearningScene::Slow}};
+      {"slow", LearningScene::Slow}, {"new-run", LearningScene::NewRun}};
   if (s[index].id == "inside-layer") return std::make_unique<InsideLayerChapter>();
   if (s[index].id == "bigger") return std::make_unique<MemoryChapter>(false);
   if (s[index].id == "oom") return std::make_unique<MemoryChapter>(true);

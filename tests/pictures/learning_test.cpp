@@ -318,3 +318,20 @@ TEST(Chapters, InsideALayerLightsTheExpertsTheRouterChose) {
   }
   EXPECT_EQ(lit, 2);
 }
+
+TEST(Chapters, ANewRunDimsTheTraysAndKeepsTheTimeBar) {
+  HeadlessImage img = shot("new-run");
+  Image im{img.width, img.height, &img.rgba};
+  LearningLayout L = learning_layout(chip());
+  for (int i = 0; i < 4; ++i) {
+    glm::vec2 c = px(img, L.tray(i).center());
+    Rgb p = im.at(int(c.x), int(c.y));
+    EXPECT_LT(p.r + p.g + p.b, 60) << "tray " << i << " should be an empty outline";
+  }
+  // The time bar from the last chapter is still there: amber segments along the foot.
+  glm::vec2 a = px(img, {L.foot.min.x, L.foot.min.y + 0.025f * L.s});
+  int amber_px = 0;
+  for (int x = int(a.x); x < int(a.x) + int(1.5f * L.s / img.camera.world_per_pixel()); ++x)
+    amber_px += amber(im.at(x, int(a.y))) || (im.at(x, int(a.y)).r > 200 && im.at(x, int(a.y)).b < 120);
+  EXPECT_GT(amber_px, 100);
+}
