@@ -92,7 +92,7 @@ const std::vector<ChapterInfo>& story() {
       {"split-experts", "Expert parallelism", "Share the experts",
        "Each GPU does not need every expert. GPU 1 keeps experts 1–8 and GPU 2 keeps 9–16, "
        "while both keep attention and the router, and memory use drops.",
-       "Split the experts", false},
+       "Split the experts", true},
       {"tokens", "Expert parallelism", "Tokens on the move",
        "The price is traffic: a token routed to an expert on the other GPU travels there and "
        "back in every layer, once going up and once coming down. Eight layers still do not "

@@ -5,6 +5,7 @@
 #include "app/chapters/field_chapter.h"
 #include "app/chapters/learning_chapters.h"
 #include "app/chapters/memory_chapters.h"
+#include "app/chapters/split_experts_chapter.h"
 
 namespace onegpu::app {
 
@@ -21,6 +22,7 @@ std::unique_ptr<Chapter> make_chapter(int index) {
       {"microbatches", LearningScene::Microbatches}, {"train", LearningScene::Train},
       {"slow", LearningScene::Slow}, {"new-run", LearningScene::NewRun}};
   if (s[index].id == "inside-layer") return std::make_unique<InsideLayerChapter>();
+  if (s[index].id == "split-experts") return std::make_unique<SplitExpertsChapter>();
   if (s[index].id == "bigger") return std::make_unique<MemoryChapter>(false);
   if (s[index].id == "oom") return std::make_unique<MemoryChapter>(true);
   for (const auto& [id, scene] : learning)

@@ -2,7 +2,10 @@
 
 #include <cmath>
 
+#include "app/run/story_run.h"
 #include "trainer/memory/tracker.h"
+#include "trainer/parallel/parallel_trainer.h"
+#include "trainer/train/dataset.h"
 #include "trainer/model/config.h"
 #include "trainer/model/params.h"
 
@@ -24,6 +27,30 @@ const std::vector<ModelBytes>& story_model_bytes(int max_layers) {
     cache.push_back(b);
   }
   return cache;
+}
+
+const SplitBytes& story_expert_split_bytes() {
+  static const SplitBytes bytes = [] {
+    StoryRun& run = StoryRun::get();
+    trainer::TokenDataset data = trainer::TokenDataset::build(run.tokenizer(), run.sliver().train);
+    trainer::ModelConfig m = trainer::model_preset("story");
+    m.vocab = static_cast<int>(run.tokenizer().vocab_size());
+    SplitBytes b;
+    for (int ep : {1, 2}) {
+      trainer::ParallelOptions o;
+      o.dp = 2;
+      o.ep = ep;
+      o.batch = 4;
+      o.workers = 1;
+      trainer::ParallelTrainer t(m, o, data);
+      const auto& tr = t.tracker(0);
+      std::int64_t total = tr.current(trainer::MemCategory::Weights) + tr.current(trainer::MemCategory::Gradients) +
+                           tr.current(trainer::MemCategory::Optimizer);
+      (ep == 1 ? b.replicated : b.split) = total;
+    }
+    return b;
+  }();
+  return bytes;
 }
 
 std::int64_t toy_capacity_bytes() {

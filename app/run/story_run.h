@@ -49,6 +49,8 @@ class StoryRun {
 
   const trainer::BpeTokenizer& tokenizer() const { return tok_; }
   const std::vector<Tray>& trays() const { return trays_; }
+  // A few dozen stories from the start of the corpus: enough data for runs that take one step.
+  const trainer::Corpus& sliver() const { return sliver_; }
   std::int32_t time_token() const { return time_token_; }
 
   // ---- the first step, piece by piece (UI thread) ----

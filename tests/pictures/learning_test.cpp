@@ -7,6 +7,7 @@
 
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/expert_chapters.h"
+#include "app/chapters/split_experts_chapter.h"
 #include "app/headless.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
@@ -334,4 +335,30 @@ TEST(Chapters, ANewRunDimsTheTraysAndKeepsTheTimeBar) {
   for (int x = int(a.x); x < int(a.x) + int(1.5f * L.s / img.camera.world_per_pixel()); ++x)
     amber_px += amber(im.at(x, int(a.y))) || (im.at(x, int(a.y)).r > 200 && im.at(x, int(a.y)).b < 120);
   EXPECT_GT(amber_px, 100);
+}
+
+TEST(Chapters, SplitExpertsKeepsHalfOnEachGpuAndTheWallsDropByTheMeasuredBytes) {
+  HeadlessImage img = shot("split-experts");
+  Image im{img.width, img.height, &img.rgba};
+  const SplitBytes& bytes = story_expert_split_bytes();
+  // Experts hold most of the weights: halving them saves well over a third, measured.
+  double saved = 1.0 - double(bytes.split) / double(bytes.replicated);
+  EXPECT_GT(saved, 0.35);
+  EXPECT_LT(saved, 0.5);
+  SplitExpertsChapter ch;
+  for (int g = 0; g < 2; ++g) {
+    BoxParts b = box_parts(FieldLayout(512).chip_rect(g));
+    // The wall's fill top sits at the ep=2 bytes.
+    int x = int(px(img, b.left_wall.center()).x);
+    int bottom = int(px(img, {0, b.left_wall.min.y}).y), y = bottom - 5;  // above the outline
+    while (y > 0 && lavender(im.at(x, y))) --y;
+    float wall_h = b.left_wall.size().y / img.camera.world_per_pixel();
+    EXPECT_NEAR(bottom - y, double(bytes.split) / double(toy_capacity_bytes()) * wall_h, 5.0) << "GPU " << g + 1;
+    // Kept experts are filled; the given-up half is an outline.
+    for (int e = 0; e < 16; ++e) {
+      glm::vec2 c = px(img, ch.expert_rect(g, 0, e).center());
+      bool filled = lavender(im.at(int(c.x), int(c.y)));
+      EXPECT_EQ(filled, g == 0 ? e < 8 : e >= 8) << "GPU " << g + 1 << " expert " << e + 1;
+    }
+  }
 }

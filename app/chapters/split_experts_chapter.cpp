@@ -1,0 +1,96 @@
+#include "app/chapters/split_experts_chapter.h"
+
+#include <cstdio>
+
+#include "app/chapters/box_chapters.h"
+#include "app/chapters/field_chapter.h"
+#include "app/run/model_memory.h"
+#include "app/scene/gpu_box.h"
+#include "render/palette.h"
+#include "render/tween.h"
+
+namespace onegpu::app {
+
+using namespace render;
+
+namespace {
+constexpr float kCut = 1.0f, kCutFor = 1.0f, kDrop = 2.2f;
+}
+
+Rect SplitExpertsChapter::expert_rect(int gpu, int layer, int e) const {
+  BoxParts b = box_parts(layout_.chip_rect(gpu));
+  Rect slab = b.slab(layer, 4);
+  // A row of 16 to the right of the layer's name.
+  float x0 = slab.min.x + 0.4f * slab.size().x, w = (slab.max.x - 0.01f * b.s - x0) / 16.0f;
+  float y0 = slab.min.y + 0.2f * slab.size().y, y1 = slab.max.y - 0.2f * slab.size().y;
+  return {{x0 + e * w + 0.12f * w, y0}, {x0 + (e + 1) * w - 0.12f * w, y1}};
+}
+
+Camera SplitExpertsChapter::camera(glm::vec2 viewport, float) const {
+  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
+  float s = a.size().x;
+  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.42f * s}, {b.max.x + 0.3f * s, a.max.y + 0.2f * s}}, viewport,
+                     0.02f);
+}
+
+void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
+  Canvas& c = f.world;
+  const SplitBytes& bytes = story_expert_split_bytes();
+  const double cap = static_cast<double>(toy_capacity_bytes());
+  const float cut = phase(t, kCut, kCutFor, Ease::InOutCubic);
+  const float drop = phase(t, kDrop, 1.2f, Ease::InOutCubic);
+  for (int g = 0; g < 2; ++g) {
+    BoxParts b = box_parts(layout_.chip_rect(g));
+    const float s = b.s, line = std::max(wpp, 0.003f * s);
+    c.set_layer(1);
+    BoxLook look = loaded_box(4);
+    look.fill_weights = static_cast<float>(lerp(bytes.replicated / cap, bytes.split / cap, double(drop)));
+    if (g == 1) look.capacity_label.clear();
+    draw_box(c, b, look, wpp);
+    c.set_layer(2);
+    for (int l = 0; l < 4; ++l) {
+      for (int e = 0; e < 16; ++e) {
+        Rect r = expert_rect(g, l, e);
+        bool kept = g == 0 ? e < 8 : e >= 8;
+        float gone = kept ? 0.0f : drop;
+        c.box(r, with_alpha(palette::weights, 0.85f * (1.0f - gone)), 0.002f * s,
+              with_alpha(palette::weights, 0.5f + 0.5f * (1.0f - gone)), line);
+      }
+      // The cut, running down every row between expert 8 and expert 9.
+      if (cut > 0.0f) {
+        Rect r8 = expert_rect(g, l, 7), r9 = expert_rect(g, l, 8);
+        float x = (r8.max.x + r9.min.x) * 0.5f;
+        Rect slab = b.slab(l, 4);
+        float top = slab.max.y + 0.01f * s;
+        float row_cut = phase(cut, (3 - l) * 0.2f, 0.4f);
+        c.line({x, top}, {x, top - (slab.size().y + 0.02f * s) * row_cut}, std::max(2.0f * wpp, 0.006f * s),
+               with_alpha(palette::backward, 1.0f));
+      }
+    }
+    float label = phase(t, kDrop, 0.6f, Ease::Smooth);
+    c.text(g == 0 ? "GPU 1 keeps experts 1–8" : "GPU 2 keeps experts 9–16", {b.chip.center().x, b.chip.min.y - 0.08f * s},
+           0.045f * s, with_alpha(palette::text, label), Align::Center);
+  }
+  // The bracket under the pair, and the measured drop.
+  Rect a = layout_.chip_rect(0), b2 = layout_.chip_rect(1);
+  const float s = a.size().x;
+  float br = phase(t, kDrop + 1.0f, 0.6f, Ease::Smooth);
+  float y = a.min.y - 0.18f * s;
+  glm::vec4 col = with_alpha(palette::text_dim, br);
+  c.line({a.min.x, y}, {b2.max.x, y}, std::max(1.5f * wpp, 0.004f * s), col);
+  c.line({a.min.x, y}, {a.min.x, y + 0.03f * s}, std::max(1.5f * wpp, 0.004f * s), col);
+  c.line({b2.max.x, y}, {b2.max.x, y + 0.03f * s}, std::max(1.5f * wpp, 0.004f * s), col);
+  c.text("Expert parallelism · each GPU holds half the experts", {(a.center().x + b2.center().x) * 0.5f, y - 0.07f * s},
+         0.05f * s, with_alpha(palette::text, br), Align::Center);
+  char line[160];
+  std::snprintf(line, sizeof line, "memory per GPU: %s → %s (%.0f%% less), from each rank's allocator",
+                format_bytes(bytes.replicated).c_str(), format_bytes(bytes.split).c_str(),
+                100.0 * (1.0 - double(bytes.split) / double(bytes.replicated)));
+  c.text(line, {(a.center().x + b2.center().x) * 0.5f, y - 0.14f * s}, 0.036f * s, with_alpha(palette::text_dim, br),
+         Align::Center);
+  c.set_layer(0);
+}
+
+}  // namespace onegpu::app
