@@ -240,6 +240,76 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
   bwd_attention(l, st, sc, wv.p);
 }
 
+void Model::layer_backward_input(int l, MicrobatchState& st, const LossScales& sc) {
+  check_layer(l);
+  if (!st.layers.at(l).filled) throw Error("layer_backward_input before layer_forward");
+  if (params_.expert_count() != cfg_.n_experts) throw Error("layer_backward_input needs every expert on this rank");
+  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
+  const auto& L = params_.layer_layout();
+  auto wv = view(params_.layer_offset(l), L.size);
+  const float* w = wv.p;
+  float* g = params_.grads.data() + params_.layer_offset(l);
+  const std::size_t TD = (std::size_t)T * D, n = (std::size_t)T * cfg_.top_k;
+  bwd_combine(l, st);
+  LayerCache& c = st.layers[l];
+  MoeShape s = moe_shape(T);
+  c.du = act(mt_, n * cfg_.expert_hidden);
+  moe_experts_backward_input(*be_, mt_, s, c.routing, MoeWeights{nullptr, w + L.experts, (long)L.expert_stride},
+                             c.experts, c.dy.data(), c.dxe.data(), c.du.data());
+  moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
+  c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
+  moe_route_backward_input(*be_, s, c.routing, MoeWeights{w + L.router, nullptr, (long)L.expert_stride}, c.dgate.data(),
+                           sc.aux_scale, c.dh2.data(), c.dlogits.data());
+  {
+    Buffer<float> dtmp = act(mt_, TD);
+    be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
+    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
+  }
+  c.dh2 = {};
+  c.dxe = {};
+  c.dgate = {};
+  c.experts.u = {};
+  c.experts.y = {};
+  // Attention branch, input gradient only.
+  c.dx_mid = act(mt_, TD);
+  std::memcpy(c.dx_mid.data(), st.dx.data(), TD * sizeof(float));
+  {
+    Buffer<float> datt = act(mt_, TD), dh1 = act(mt_, TD), dtmp = act(mt_, TD);
+    c.dqkv = act(mt_, 3 * TD);
+    be_->matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);  // datt = dx Wo^T
+    be_->attention_backward(c.qkv.data(), c.probs.data(), datt.data(), c.dqkv.data(), B, S, H, dh);
+    be_->rope(c.dqkv.data(), T, S, H, dh, true);
+    be_->matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
+    be_->rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
+    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
+  }
+  // Keep only what the weight part reads: h1, att, h2, routing, expert inputs and activations.
+  c.x_in = {};
+  c.rstd1 = {};
+  c.qkv = {};
+  c.probs = {};
+  c.x_mid = {};
+  c.rstd2 = {};
+  c.filled = false;
+  c.weight_pending = true;
+}
+
+void Model::layer_backward_weight(int l, MicrobatchState& st) {
+  check_layer(l);
+  LayerCache& c = st.layers.at(l);
+  if (!c.weight_pending) throw Error("layer_backward_weight before layer_backward_input");
+  const int T = st.T, D = cfg_.d_model;
+  const auto& L = params_.layer_layout();
+  float* g = params_.grads.data() + params_.layer_offset(l);
+  MoeShape s = moe_shape(T);
+  moe_experts_backward_weight(*be_, s, c.routing, c.experts, c.dy.data(), c.du.data(),
+                              MoeGrads{nullptr, g + L.experts, (long)L.expert_stride});
+  moe_route_backward_weight(*be_, s, c.h2.data(), c.dlogits.data(), MoeGrads{g + L.router, nullptr, (long)L.expert_stride});
+  be_->matmul(c.att.data(), c.dx_mid.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
+  be_->matmul(c.h1.data(), c.dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
+  c = LayerCache{};
+}
+
 void Model::layer_backward_combine(int l, MicrobatchState& st) {
   check_layer(l);
   if (!st.layers.at(l).filled) throw Error("layer_backward before layer_forward");

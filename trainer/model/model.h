@@ -27,7 +27,9 @@ struct LayerCache {
   Routing routing;
   ExpertCache experts;
   Buffer<float> dy, dgate, dxe, dh2;  // backward of the MoE branch, between its pieces
+  Buffer<float> du, dlogits, dx_mid, dqkv;  // zero-bubble: kept by the input part for the weight part
   bool filled = false;
+  bool weight_pending = false;  // layer_backward_input ran, layer_backward_weight has not
 };
 
 // One microbatch flowing through the model.
@@ -96,6 +98,12 @@ class Model {
   void layer_backward_combine(int l, MicrobatchState& st);
   void layer_backward_experts(int l, MicrobatchState& st);
   void layer_backward_attention(int l, MicrobatchState& st, const LossScales& sc);
+  // Zero-bubble (ZB-H1): layer_backward(l) as two ops. The input part leaves st.dx at the block
+  // input (and makes the norm gains' gradients); the weight part, run later, adds the
+  // attention, router and expert weight gradients from what the input part kept. Together
+  // they give layer_backward's numbers. Every expert must be on this rank.
+  void layer_backward_input(int l, MicrobatchState& st, const LossScales& sc);
+  void layer_backward_weight(int l, MicrobatchState& st);
   void experts_forward(int l, const std::vector<std::int32_t>& offsets, ExpertCache& c);
   void experts_backward(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c, const float* dy,
                         float* dxe);

@@ -195,4 +195,62 @@ void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const
   be.matmul(dlogits.data(), w.router, dh, T, E, s.D, false, true, true);    // dh += dl Wr^T
 }
 
+void moe_experts_backward_input(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
+                                const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe, float* du) {
+  const int n_all = s.T * s.k;
+  Buffer<float> da(mt, MemCategory::Activations, (std::size_t)n_all * s.H, false);
+  be.parallel_tasks(s.E, [&](int e) {
+    int o = r.offsets[e], n = r.offsets[e + 1] - o;
+    if (n == 0) return;
+    const float* dye = dy + (long)o * s.D;
+    float* dae = da.data() + (long)o * s.H;
+    float* due = du + (long)o * s.H;
+    be.matmul(dye, w2_of(w, e, s), dae, n, s.D, s.H, false, true, false);                  // da = dy W2^T
+    be.silu_backward(c.u.data() + (long)o * s.H, dae, due, (long)n * s.H);
+    be.matmul(due, w1_of(w, e), dxe + (long)o * s.D, n, s.H, s.D, false, true, false);   // dx = du W1^T
+  });
+}
+
+void moe_experts_backward_weight(Backend& be, const MoeShape& s, const Routing& r, const ExpertCache& c,
+                                 const float* dy, const float* du, const MoeGrads& g) {
+  be.parallel_tasks(s.E, [&](int e) {
+    int o = r.offsets[e], n = r.offsets[e + 1] - o;
+    if (n == 0) return;
+    float* gw1 = g.experts + e * g.expert_stride;
+    float* gw2 = gw1 + (long)s.D * s.H;
+    be.matmul(c.a.data() + (long)o * s.H, dy + (long)o * s.D, gw2, s.H, n, s.D, true, false, true);  // dW2 += a^T dy
+    be.matmul(c.xe.data() + (long)o * s.D, du + (long)o * s.H, gw1, s.D, n, s.H, true, false, true); // dW1 += x^T du
+  });
+}
+
+void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
+                              const float* dgate, float aux_scale, float* dh, float* dlogits) {
+  const int T = s.T, E = s.E, k = s.k, n = T * k;
+  std::vector<double> f(E);
+  for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
+  std::vector<float> dp(E);
+  for (int t = 0; t < T; ++t) {  // the same arithmetic as moe_route_backward
+    const float* p = r.probs.data() + (long)t * E;
+    std::fill(dp.begin(), dp.end(), 0.f);
+    float S = 0.f, gs = 0.f;
+    for (int j = 0; j < k; ++j) {
+      S += p[r.expert[t * k + j]];
+      gs += dgate[t * k + j] * r.gate[t * k + j];
+    }
+    for (int j = 0; j < k; ++j) dp[r.expert[t * k + j]] += (dgate[t * k + j] - gs) / S;
+    for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / T);
+    float dot = 0.f;
+    for (int e = 0; e < E; ++e) dot += p[e] * dp[e];
+    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_row(r.logits.data() + (long)t * E, E) / T);
+    float* dl = dlogits + (long)t * E;
+    for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[e] - dot) + zc * p[e];
+  }
+  be.matmul(dlogits, w.router, dh, T, E, s.D, false, true, true);  // dh += dl Wr^T
+}
+
+void moe_route_backward_weight(Backend& be, const MoeShape& s, const float* h, const float* dlogits,
+                               const MoeGrads& g) {
+  be.matmul(h, dlogits, g.router, s.D, s.T, s.E, true, false, true);  // dWr += h^T dl
+}
+
 }  // namespace onegpu::trainer

@@ -72,4 +72,18 @@ void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const
                         const float* h, const MoeWeights& w, const float* dgate, float aux_scale,
                         float* dh, const MoeGrads& g);
 
+// Zero-bubble (ZB-H1) split of the two backward steps that make weight gradients: the input
+// part (B) computes what flows to the layer below and keeps what the weight part (W) needs;
+// W accumulates the weight gradients later. B then W gives the same numbers as the whole step.
+// Experts: B writes dxe [rows, D] and du [rows, H]; W adds dW2 += a^T dy, dW1 += xe^T du.
+void moe_experts_backward_input(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
+                                const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe, float* du);
+void moe_experts_backward_weight(Backend& be, const MoeShape& s, const Routing& r, const ExpertCache& c,
+                                 const float* dy, const float* du, const MoeGrads& g);
+// Router: B writes dlogits [T, E] and adds to dh; W adds dWr += h^T dlogits.
+void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
+                              const float* dgate, float aux_scale, float* dh, float* dlogits);
+void moe_route_backward_weight(Backend& be, const MoeShape& s, const float* h, const float* dlogits,
+                               const MoeGrads& g);
+
 }  // namespace onegpu::trainer

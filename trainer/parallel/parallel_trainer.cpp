@@ -259,7 +259,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       case OpKind::Forward: forward(R, op, ctx); break;
       case OpKind::Backward:
       case OpKind::BackwardInput: backward(R, op); break;
-      case OpKind::BackwardWeight: break;  // the weight gradients were made with B (see header)
+      case OpKind::BackwardWeight: backward_weight(R, op); break;
       case OpKind::Send: {
         MicrobatchState& st = state(R, c, mb);
         Buffer<float>& src = op.payload == Payload::Activation ? st.x : st.dx;
@@ -268,6 +268,8 @@ struct ParallelTrainer::Impl final : OpRunner {
         std::memcpy(w.data.data(), src.data(), src.size() * sizeof(float));
         if (op.payload == Payload::Activation) {
           st.x = {};  // the next stage continues the residual stream
+        } else if (split_w()) {
+          st.dx = {};  // the weight part (W) still needs the rest
         } else {
           Model::release(st);
           R.states.erase({c, mb});
@@ -336,6 +338,17 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
+  // ZB-H1 with every expert on the rank: B makes input gradients, W the weight gradients.
+  bool split_w() const { return rc.schedule == Schedule::ZeroBubbleH1 && rc.ep == 1; }
+
+  void backward_weight(Rank& R, const Op& op) {
+    if (!split_w()) return;  // experts split over ranks: B made the weight gradients too (header)
+    MicrobatchState& st = state(R, op.chunk, op.microbatch);
+    for (int l = op.layer_begin; l < op.layer_end; ++l) R.model->layer_backward_weight(l, st);
+    Model::release(st);
+    R.states.erase({op.chunk, op.microbatch});
+  }
+
   void backward(Rank& R, const Op& op) {
     const int c = op.chunk, mb = op.microbatch;
     const Layout& L = layout();
@@ -345,7 +358,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     switch (op.part) {
       case Part::Chunk: {
         MicrobatchState& st = state(R, c, mb);
-        for (int l = op.layer_end - 1; l >= op.layer_begin; --l) M.layer_backward(l, st, sc);
+        if (op.kind == OpKind::BackwardInput && split_w())
+          for (int l = op.layer_end - 1; l >= op.layer_begin; --l) M.layer_backward_input(l, st, sc);
+        else
+          for (int l = op.layer_end - 1; l >= op.layer_begin; --l) M.layer_backward(l, st, sc);
         done = true;
         break;
       }
@@ -367,8 +383,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     if (done && c == 0) {
       MicrobatchState& st = state(R, c, mb);
       M.embed_backward(st);
-      Model::release(st);
-      R.states.erase({c, mb});
+      if (!(op.kind == OpKind::BackwardInput && split_w())) {
+        Model::release(st);
+        R.states.erase({c, mb});
+      }
     }
   }
 

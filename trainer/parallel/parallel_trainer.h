@@ -27,9 +27,11 @@
 // Losses are scaled by the global batch (1 / all target tokens of the step; router losses by
 // 1 / all microbatches), so all-reduce sums; the logged loss is the mean over the whole
 // global batch and is the same number for every split, up to float summation order.
-// ZB-H1: the BackwardInput op runs the whole backward of its chunk (input and weight
-// gradients together); BackwardWeight has no work left. Numbers are right; the W/B split of
-// the cost is only in the plan's shape, not in the measured times.
+// ZB-H1: with every expert on its rank (ep = 1) BackwardInput runs layer_backward_input (the
+// gradient for the stage below, and the norm gains) and BackwardWeight runs
+// layer_backward_weight later (attention, router and expert weight gradients), bitwise the
+// same numbers as one backward. With ep > 1 the BackwardInput parts still run the whole
+// backward and BackwardWeight has nothing left to do (not split yet).
 #include <cstdint>
 #include <memory>
 #include <string>
