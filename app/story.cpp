@@ -74,7 +74,7 @@ const std::vector<ChapterInfo>& story() {
        "So before updating, the GPUs pool their gradients and both apply the same average. The "
        "copies stay identical, and the batch takes about half the time, plus a little for the "
        "exchange: data parallelism.",
-       "", false},
+       "", true},
       {"bigger", "Data parallelism", "A bigger model?",
        "Two GPUs are faster, but each still holds the whole model, so the model cannot grow. "
        "Let us try adding four layers.",

@@ -1,6 +1,7 @@
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/chapter.h"
 #include "app/chapters/coming_soon_chapter.h"
+#include "app/chapters/dp_chapters.h"
 #include "app/chapters/expert_chapters.h"
 #include "app/chapters/field_chapter.h"
 #include "app/chapters/learning_chapters.h"
@@ -22,6 +23,7 @@ std::unique_ptr<Chapter> make_chapter(int index) {
       {"microbatches", LearningScene::Microbatches}, {"train", LearningScene::Train},
       {"slow", LearningScene::Slow}, {"new-run", LearningScene::NewRun}};
   if (s[index].id == "inside-layer") return std::make_unique<InsideLayerChapter>();
+  if (s[index].id == "sync") return std::make_unique<SyncChapter>();
   if (s[index].id == "split-experts") return std::make_unique<SplitExpertsChapter>();
   if (s[index].id == "bigger") return std::make_unique<MemoryChapter>(false);
   if (s[index].id == "oom") return std::make_unique<MemoryChapter>(true);

@@ -66,6 +66,9 @@ class StoryRun {
   // third step of a fresh run so that first-touch allocation does not count. Cached.
   const std::vector<trainer::Piece>& warm_step_pieces(int microbatches);
 
+  // The first step's batch of four texts (the trays), for runs on several ranks.
+  const trainer::Batch& tray_batch() const { return tray_batch_; }
+
   // ---- the long run ----
   void start_training(int steps = 1000);   // no-op when running or done
   int trained_steps() const { return trained_.load(); }

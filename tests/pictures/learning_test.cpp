@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "app/chapters/box_chapters.h"
+#include "app/chapters/dp_chapters.h"
 #include "app/chapters/expert_chapters.h"
+#include "app/run/dp_step.h"
 #include "app/chapters/split_experts_chapter.h"
 #include "app/headless.h"
 #include "app/run/model_memory.h"
@@ -361,4 +363,28 @@ TEST(Chapters, SplitExpertsKeepsHalfOnEachGpuAndTheWallsDropByTheMeasuredBytes) 
       EXPECT_EQ(filled, g == 0 ? e < 8 : e >= 8) << "GPU " << g + 1 << " expert " << e + 1;
     }
   }
+}
+
+TEST(Chapters, SyncShowsTheRealAllReduceAndIdenticalCopies) {
+  HeadlessImage img = shot("sync");
+  const DpStepFacts& dp = story_dp_step();
+  EXPECT_TRUE(dp.replicas_equal);  // the "=" is drawn from this check
+  EXPECT_GE(dp.allreduce_ops, 1);
+  EXPECT_GT(dp.two_allreduce_s, 0.0);
+  // Same four texts, same loss, one GPU or two.
+  EXPECT_NEAR(dp.loss_two, dp.loss_one, 1e-5 * dp.loss_one);
+  // The two-GPU bar ends where its parts add up, on the one-GPU bar's scale.
+  Image im{img.width, img.height, &img.rgba};
+  SyncChapter ch;
+  render::Rect bar = ch.time_bar(1);
+  glm::vec2 a = px(img, {bar.min.x, bar.center().y});
+  int filled = 0;  // the rightmost pixel of any segment (the empty bar is dark)
+  for (int x = int(a.x) + 2; x < int(px(img, {bar.max.x, 0}).x) - 2; ++x) {
+    Rgb p = im.at(x, int(a.y));
+    if (p.r + p.g + p.b > 200) filled = x - int(a.x);
+  }
+  double parts = dp.two_compute_s + dp.two_wait_s + dp.two_allreduce_s + dp.two_update_s;
+  double want = parts / dp.one_gpu_s * (px(img, {bar.max.x, 0}).x - a.x);
+  EXPECT_NEAR(filled, want, 8.0);
+  EXPECT_LT(parts, dp.one_gpu_s);  // two GPUs take less time than one
 }

@@ -1,0 +1,102 @@
+#include "app/chapters/dp_chapters.h"
+
+#include <cstdio>
+
+#include "app/chapters/box_chapters.h"
+#include "app/chapters/field_chapter.h"
+#include "app/run/dp_step.h"
+#include "app/scene/gpu_box.h"
+#include "app/scene/learning_scene.h"
+#include "render/palette.h"
+#include "render/tween.h"
+
+namespace onegpu::app {
+
+using namespace render;
+
+Camera SyncChapter::camera(glm::vec2 viewport, float) const {
+  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
+  float s = a.size().x;
+  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.62f * s}, {b.max.x + 0.3f * s, a.max.y + 0.22f * s}}, viewport,
+                     0.02f);
+}
+
+Rect SyncChapter::time_bar(int which) const {
+  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
+  float s = a.size().x;
+  float y = a.min.y - (0.3f + 0.14f * which) * s;
+  return {{a.min.x, y}, {b.max.x, y + 0.045f * s}};
+}
+
+void SyncChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
+  Canvas& c = f.world;
+  const DpStepFacts& dp = story_dp_step();
+  BoxParts g1 = box_parts(layout_.chip_rect(0)), g2 = box_parts(layout_.chip_rect(1));
+  const float s = g1.s;
+  const float gap_x = (g1.chip.max.x + g2.chip.min.x) * 0.5f;
+  for (const BoxParts* b : {&g1, &g2}) {
+    c.set_layer(1);
+    BoxLook look = loaded_box(4);
+    if (b == &g2) look.capacity_label.clear();
+    look.tone.assign(4, pulse(t, 2.3f, 0.8f));  // both re-tone with the same update
+    draw_box(c, *b, look, wpp);
+  }
+  c.set_layer(2);
+  // Gradient beads: from each layer of both GPUs into the gap, merged, and back to both.
+  for (int l = 0; l < 4; ++l) {
+    float start = 0.3f + 0.15f * l;
+    float go = phase(t, start, 0.7f, Ease::InOutCubic), back = phase(t, start + 0.9f, 0.7f, Ease::InOutCubic);
+    float y1 = g1.slab(l, 4).center().y;
+    glm::vec2 left{g1.slab(l, 4).max.x, y1}, right{g2.slab(l, 4).min.x, y1}, mid{gap_x, y1};
+    float r = 0.018f * s;
+    if (go > 0.0f && go < 1.0f) {
+      c.disc(lerp(left, mid, go), r, palette::backward);
+      c.disc(lerp(right, mid, go), r, palette::backward);
+    } else if (go >= 1.0f && back <= 0.0f) {
+      c.disc(mid, r * 1.4f, palette::backward);  // merged: the average
+    } else if (back > 0.0f && back < 1.0f) {
+      c.disc(lerp(mid, left, back), r, palette::backward);
+      c.disc(lerp(mid, right, back), r, palette::backward);
+    }
+  }
+  // Equal, checked bit for bit after the update.
+  float eq = phase(t, 2.6f, 0.4f, Ease::Smooth);
+  glm::vec2 mid{gap_x, g1.chip.center().y + 0.42f * s};
+  c.text(dp.replicas_equal ? "=" : "≠", mid, 0.14f * s, with_alpha(dp.replicas_equal ? palette::text : palette::backward, eq),
+         Align::Center);
+  c.text(dp.replicas_equal ? "identical, checked" : "copies differ!", {mid.x, mid.y - 0.06f * s}, 0.03f * s,
+         with_alpha(palette::text_dim, eq), Align::Center);
+  // The step count and the bracket.
+  float st = phase(t, 2.8f, 0.3f, Ease::Smooth);
+  c.text(st > 0.5f ? "step 1" : "step 0", {g2.chip.max.x, g1.chip.max.y + 0.08f * s}, 0.05f * s, palette::text,
+         Align::Right);
+  float br = phase(t, 3.0f, 0.6f, Ease::Smooth);
+  float yb = g1.chip.min.y - 0.05f * s;
+  glm::vec4 col = with_alpha(palette::text_dim, br);
+  float lw = std::max(1.5f * wpp, 0.004f * s);
+  c.line({g1.chip.min.x, yb}, {g2.chip.max.x, yb}, lw, col);
+  c.line({g1.chip.min.x, yb}, {g1.chip.min.x, yb + 0.03f * s}, lw, col);
+  c.line({g2.chip.max.x, yb}, {g2.chip.max.x, yb + 0.03f * s}, lw, col);
+  c.text("Data parallelism · two copies share the work", {gap_x, yb - 0.07f * s}, 0.05f * s,
+         with_alpha(palette::text, br), Align::Center);
+  // Time bars on one scale: one GPU's step, then the two-GPU step.
+  float grow = phase(t, 3.3f, 1.2f, Ease::InOutCubic);
+  const double full = dp.one_gpu_s;
+  char cap[160];
+  std::snprintf(cap, sizeof cap, "one GPU: %.1f ms", dp.one_gpu_s * 1e3);
+  draw_time_bar(c, time_bar(0), {{dp.one_gpu_s, mix(palette::forward, palette::backward, 0.3f), "4 texts"}}, full,
+                grow, br, cap, s, wpp);
+  std::snprintf(cap, sizeof cap, "two GPUs: %.1f ms · %.0f µs of it averaging gradients over PCIe (virtual clock)",
+                dp.two_total_s * 1e3, dp.two_allreduce_s * 1e6);
+  draw_time_bar(c, time_bar(1),
+                {{dp.two_compute_s, mix(palette::forward, palette::backward, 0.3f), "2 texts"},
+                 {dp.two_wait_s, palette::waiting, ""},
+                 {dp.two_allreduce_s, palette::backward, ""},
+                 {dp.two_update_s, palette::weights, ""}},
+                full, grow, br, cap, s, wpp);
+  c.set_layer(0);
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,21 @@
+#pragma once
+// One step of the story model on one GPU and on two data-parallel GPUs, on the same four texts,
+// run by the parallel engine: the virtual clock's times for the pictures' time bars, the loss
+// each reports, and whether the two copies are still bit-for-bit the same after the update.
+namespace onegpu::app {
+
+struct DpStepFacts {
+  double one_gpu_s = 0.0;         // whole step on one GPU (virtual clock, measured compute)
+  double two_compute_s = 0.0;     // GPU 1's forward and backward with two GPUs
+  double two_wait_s = 0.0;        // GPU 1 waiting for GPU 2 to reach the all-reduce
+  double two_allreduce_s = 0.0;   // the gradient all-reduce
+  double two_update_s = 0.0;
+  double two_total_s = 0.0;       // the dp=2 step end to end
+  double loss_one = 0.0, loss_two = 0.0;
+  bool replicas_equal = false;    // checked after the update
+  int allreduce_ops = 0;          // all-reduce calls the plan made (one per gradient group)
+};
+
+const DpStepFacts& story_dp_step();
+
+}  // namespace onegpu::app
