@@ -244,18 +244,31 @@ void Model::layer_backward_input(int l, MicrobatchState& st, const LossScales& s
   check_layer(l);
   if (!st.layers.at(l).filled) throw Error("layer_backward_input before layer_forward");
   if (params_.expert_count() != cfg_.n_experts) throw Error("layer_backward_input needs every expert on this rank");
-  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
   auto wv = view(params_.layer_offset(l), L.size);
-  const float* w = wv.p;
-  float* g = params_.grads.data() + params_.layer_offset(l);
-  const std::size_t TD = (std::size_t)T * D, n = (std::size_t)T * cfg_.top_k;
   bwd_combine(l, st);
   LayerCache& c = st.layers[l];
+  c.du = act(mt_, (std::size_t)st.T * cfg_.top_k * cfg_.expert_hidden);
+  moe_experts_backward_input(*be_, mt_, moe_shape(st.T), c.routing,
+                             MoeWeights{nullptr, wv.p + L.experts, (long)L.expert_stride}, c.experts, c.dy.data(),
+                             c.dxe.data(), c.du.data());
+  bwd_attention_input(l, st, sc, wv.p);
+}
+
+void Model::layer_backward_attention_input(int l, MicrobatchState& st, const LossScales& sc) {
+  check_layer(l);
+  if (st.layers.at(l).dh2.empty()) throw Error("layer_backward_attention_input before layer_backward_combine");
+  auto wv = view(params_.layer_offset(l), params_.layer_layout().experts);
+  bwd_attention_input(l, st, sc, wv.p);
+}
+
+void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc, const float* w) {
+  const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
+  const auto& L = params_.layer_layout();
+  float* g = params_.grads.data() + params_.layer_offset(l);
+  const std::size_t TD = (std::size_t)T * D;
+  LayerCache& c = st.layers[l];
   MoeShape s = moe_shape(T);
-  c.du = act(mt_, n * cfg_.expert_hidden);
-  moe_experts_backward_input(*be_, mt_, s, c.routing, MoeWeights{nullptr, w + L.experts, (long)L.expert_stride},
-                             c.experts, c.dy.data(), c.dxe.data(), c.du.data());
   moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
   moe_route_backward_input(*be_, s, c.routing, MoeWeights{w + L.router, nullptr, (long)L.expert_stride}, c.dgate.data(),
@@ -302,12 +315,43 @@ void Model::layer_backward_weight(int l, MicrobatchState& st) {
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l);
   MoeShape s = moe_shape(T);
-  moe_experts_backward_weight(*be_, s, c.routing, c.experts, c.dy.data(), c.du.data(),
-                              MoeGrads{nullptr, g + L.experts, (long)L.expert_stride});
+  if (!c.du.empty())  // the experts ran here (not on other ranks)
+    moe_experts_backward_weight(*be_, s, c.routing, c.experts, c.dy.data(), c.du.data(),
+                                MoeGrads{nullptr, g + L.experts, (long)L.expert_stride});
   moe_route_backward_weight(*be_, s, c.h2.data(), c.dlogits.data(), MoeGrads{g + L.router, nullptr, (long)L.expert_stride});
   be_->matmul(c.att.data(), c.dx_mid.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
   be_->matmul(c.h1.data(), c.dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
   c = LayerCache{};
+}
+
+void Model::experts_backward_input(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c,
+                                   const float* dy, float* dxe, float* du) {
+  check_layer(l);
+  const auto& L = params_.layer_layout();
+  const int E = params_.expert_count(), D = cfg_.d_model;
+  if ((int)offsets.size() != E + 1) throw Error("experts_backward_input: one offset per local expert, plus one");
+  const std::size_t rows = c.xe.size() / (std::size_t)D;
+  if (offsets.front() < 0 || (std::size_t)offsets.back() > rows) throw Error("experts_backward_input: rows out of range");
+  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  Routing r;
+  r.offsets = offsets;
+  MoeShape s{(int)rows, D, E, 1, cfg_.expert_hidden, cfg_.aux_loss_coef, cfg_.z_loss_coef};
+  moe_experts_backward_input(*be_, mt_, s, r, MoeWeights{nullptr, wv.p, (long)L.expert_stride}, c, dy, dxe, du);
+}
+
+void Model::experts_backward_weight(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c,
+                                    const float* dy, const float* du) {
+  check_layer(l);
+  const auto& L = params_.layer_layout();
+  const int E = params_.expert_count(), D = cfg_.d_model;
+  if ((int)offsets.size() != E + 1) throw Error("experts_backward_weight: one offset per local expert, plus one");
+  const std::size_t rows = c.xe.size() / (std::size_t)D;
+  if (offsets.front() < 0 || (std::size_t)offsets.back() > rows) throw Error("experts_backward_weight: rows out of range");
+  Routing r;
+  r.offsets = offsets;
+  MoeShape s{(int)rows, D, E, 1, cfg_.expert_hidden, cfg_.aux_loss_coef, cfg_.z_loss_coef};
+  float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
+  moe_experts_backward_weight(*be_, s, r, c, dy, du, MoeGrads{nullptr, g, (long)L.expert_stride});
 }
 
 void Model::layer_backward_combine(int l, MicrobatchState& st) {

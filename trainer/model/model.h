@@ -101,9 +101,18 @@ class Model {
   // Zero-bubble (ZB-H1): layer_backward(l) as two ops. The input part leaves st.dx at the block
   // input (and makes the norm gains' gradients); the weight part, run later, adds the
   // attention, router and expert weight gradients from what the input part kept. Together
-  // they give layer_backward's numbers. Every expert must be on this rank.
+  // they give layer_backward's numbers. layer_backward_input needs every expert on this rank.
   void layer_backward_input(int l, MicrobatchState& st, const LossScales& sc);
   void layer_backward_weight(int l, MicrobatchState& st);
+  // The same with the experts on other ranks: layer_backward_combine, then the experts' input
+  // part on their ranks (experts_backward_input, keeping du), then
+  // layer_backward_attention_input here; later layer_backward_weight here and
+  // experts_backward_weight on the experts' ranks.
+  void layer_backward_attention_input(int l, MicrobatchState& st, const LossScales& sc);
+  void experts_backward_input(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c, const float* dy,
+                              float* dxe, float* du);
+  void experts_backward_weight(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c, const float* dy,
+                               const float* du);
   void experts_forward(int l, const std::vector<std::int32_t>& offsets, ExpertCache& c);
   void experts_backward(int l, const std::vector<std::int32_t>& offsets, const ExpertCache& c, const float* dy,
                         float* dxe);
@@ -132,6 +141,7 @@ class Model {
   void bwd_combine(int l, MicrobatchState& st);
   void bwd_experts(int l, MicrobatchState& st, const float* we);
   void bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w);
+  void bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc, const float* w);
 
   ModelConfig cfg_;
   Backend* be_;

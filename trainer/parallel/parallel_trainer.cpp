@@ -85,7 +85,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::vector<std::vector<std::int32_t>> offsets;  // per source: local expert e's rows, absolute
     std::vector<RowRange> rows;                      // per source: its block in the buffers
     ExpertCache cache;                               // xe, u, a, y of all received rows
-    Buffer<float> dy, dxe;
+    Buffer<float> dy, dxe, du;                       // du: kept for W under ZB-H1
   };
   struct Rank {
     RankCoord coord;
@@ -338,15 +338,24 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
-  // ZB-H1 with every expert on the rank: B makes input gradients, W the weight gradients.
-  bool split_w() const { return rc.schedule == Schedule::ZeroBubbleH1 && rc.ep == 1; }
+  // ZB-H1: B makes input gradients, W (later) the weight gradients.
+  bool split_w() const { return rc.schedule == Schedule::ZeroBubbleH1; }
 
   void backward_weight(Rank& R, const Op& op) {
-    if (!split_w()) return;  // experts split over ranks: B made the weight gradients too (header)
-    MicrobatchState& st = state(R, op.chunk, op.microbatch);
-    for (int l = op.layer_begin; l < op.layer_end; ++l) R.model->layer_backward_weight(l, st);
+    const int mb = op.microbatch;
+    MicrobatchState& st = state(R, op.chunk, mb);
+    for (int l = op.layer_begin; l < op.layer_end; ++l) {
+      R.model->layer_backward_weight(l, st);  // attention and router (and experts when all are here)
+      auto it = R.work.find({l, mb});         // experts of this rank, on rows other ranks sent
+      if (it != R.work.end()) {
+        ExpertWork& w = it->second;
+        for (const auto& off : w.offsets)
+          R.model->experts_backward_weight(l, off, w.cache, w.dy.data(), w.du.data());
+        R.work.erase(it);
+      }
+    }
     Model::release(st);
-    R.states.erase({op.chunk, op.microbatch});
+    R.states.erase({op.chunk, mb});
   }
 
   void backward(Rank& R, const Op& op) {
@@ -370,13 +379,23 @@ struct ParallelTrainer::Impl final : OpRunner {
         ExpertWork& w = R.work.at({op.layer_begin, mb});
         const std::size_t n = w.cache.xe.size();
         w.dxe = floats(*R.tracker, MemCategory::Activations, n);
-        for (const auto& off : w.offsets) M.experts_backward(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data());
-        w.cache = ExpertCache{};
-        w.dy = {};
+        if (op.kind == OpKind::BackwardInput && split_w()) {
+          w.du = floats(*R.tracker, MemCategory::Activations, n / (std::size_t)mc.d_model * mc.expert_hidden);
+          for (const auto& off : w.offsets)
+            M.experts_backward_input(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
+          w.cache.u = {};
+        } else {
+          for (const auto& off : w.offsets) M.experts_backward(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data());
+          w.cache = ExpertCache{};
+          w.dy = {};
+        }
         break;
       }
       case Part::Attention:
-        M.layer_backward_attention(op.layer_begin, state(R, c, mb), sc);
+        if (op.kind == OpKind::BackwardInput && split_w())
+          M.layer_backward_attention_input(op.layer_begin, state(R, c, mb), sc);
+        else
+          M.layer_backward_attention(op.layer_begin, state(R, c, mb), sc);
         done = chunk_start;
         break;
     }
@@ -544,7 +563,13 @@ struct ParallelTrainer::Impl final : OpRunner {
           }
           std::memcpy(st.layers[(std::size_t)l].dxe.data(), in.data(), n * D * sizeof(float));
         }
-        for (std::size_t j = 0; j < m; ++j) rank(col.ranks[j]).work.erase({l, mb});
+        for (std::size_t j = 0; j < m; ++j) {
+          Rank& Rj = rank(col.ranks[j]);
+          if (split_w())
+            Rj.work.at({l, mb}).dxe = {};  // sent; the rest waits for W
+          else
+            Rj.work.erase({l, mb});
+        }
         break;
       case AllToAllPhase::None: throw Error("all-to-all without a phase");
     }

@@ -27,11 +27,10 @@
 // Losses are scaled by the global batch (1 / all target tokens of the step; router losses by
 // 1 / all microbatches), so all-reduce sums; the logged loss is the mean over the whole
 // global batch and is the same number for every split, up to float summation order.
-// ZB-H1: with every expert on its rank (ep = 1) BackwardInput runs layer_backward_input (the
-// gradient for the stage below, and the norm gains) and BackwardWeight runs
-// layer_backward_weight later (attention, router and expert weight gradients), bitwise the
-// same numbers as one backward. With ep > 1 the BackwardInput parts still run the whole
-// backward and BackwardWeight has nothing left to do (not split yet).
+// ZB-H1: BackwardInput runs the input parts (gradients for the layer below, and the norm
+// gains); BackwardWeight runs later and adds the attention, router and expert weight
+// gradients from what B kept (with ep > 1 each rank does W for its own experts on the rows it
+// was sent). Bitwise the same numbers as one backward.
 #include <cstdint>
 #include <memory>
 #include <string>
