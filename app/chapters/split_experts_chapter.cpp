@@ -70,7 +70,7 @@ void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
       }
     }
     float label = phase(t, kDrop, 0.6f, Ease::Smooth);
-    c.text(g == 0 ? "GPU 1 keeps experts 1–8" : "GPU 2 keeps experts 9–16", {b.chip.center().x, b.chip.min.y - 0.08f * s},
+    c.text(g == 0 ? "experts 1–8 stay on GPU 1" : "experts 9–16 stay on GPU 2", {b.chip.center().x, b.chip.min.y - 0.08f * s},
            0.045f * s, with_alpha(palette::text, label), Align::Center);
   }
   // The bracket under the pair, and the measured drop.

@@ -1,6 +1,6 @@
 #pragma once
 // Scene 19: expert parallelism. Both GPUs hold every expert of every layer; a cut runs down the
-// rows and each GPU gives up half: GPU 1 keeps experts 1-8, GPU 2 keeps 9-16. The walls drop
+// rows and each GPU gives up half (the first eight stay on GPU 1, the rest on GPU 2). The walls drop
 // from what a rank's allocator holds at ep=1 to what it holds at ep=2, measured.
 #include "app/chapters/chapter.h"
 #include "app/scene/field_layout.h"
