@@ -65,7 +65,7 @@ const std::vector<ChapterInfo>& story() {
       {"second-gpu", "Data parallelism", "A copy of the model",
        "The new GPU begins with nothing, so the model is copied over to it once, layer by layer, "
        "before training starts. After that the two hold the same weights.",
-       "Copy the model to GPU 2", false},
+       "Copy the model to GPU 2", true},
       {"different-text", "Data parallelism", "Two readers",
        "The copies read different microbatches and so reach different gradients. Left alone, "
        "each would update itself its own way and the two would stop being the same model.",

@@ -4,7 +4,9 @@
 
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/field_chapter.h"
+#include "app/run/dp_copy.h"
 #include "app/run/dp_step.h"
+#include "app/run/model_memory.h"
 #include "app/scene/gpu_box.h"
 #include "app/scene/learning_scene.h"
 #include "render/palette.h"
@@ -13,6 +15,77 @@
 namespace onegpu::app {
 
 using namespace render;
+
+float CopyChapter::duration() const {
+  return kFirstCopy + kCopyEvery * static_cast<float>(story_model_copy().layers.size()) + 1.4f;
+}
+
+Camera CopyChapter::camera(glm::vec2 viewport, float t) const {
+  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
+  float s = a.size().x;
+  Camera both = Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.35f * s}, {b.max.x + 0.3f * s, a.max.y + 0.22f * s}},
+                            viewport, 0.02f);
+  // Pull back from GPU 1 alone to make room beside it.
+  return dive(box_camera(layout_, viewport), both, phase(t, 0.0f, 1.0f, Ease::InOutCubic));
+}
+
+void CopyChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
+  Canvas& c = f.world;
+  const CopyFacts& copy = story_model_copy();
+  BoxParts g1 = box_parts(layout_.chip_rect(0)), g2 = box_parts(layout_.chip_rect(1));
+  const float s = g1.s;
+  // How many layers have arrived on GPU 2, and where the one in flight is.
+  const int n = static_cast<int>(copy.layers.size());
+  float since = (t - kFirstCopy) / kCopyEvery;
+  int landed = std::clamp(static_cast<int>(std::floor(since)), 0, n);
+  float flight = since - landed;  // 0..1 for the copy in flight
+
+  c.set_layer(1);
+  draw_box(c, g1, loaded_box(4), wpp);
+  // GPU 2: an outline traced into place, then a box that starts empty.
+  float arrive = phase(t, kArrive + 0.3f, 0.8f, Ease::OutCubic);
+  BoxLook look2 = loaded_box(0);
+  look2.capacity_label.clear();
+  look2.fade = arrive;
+  // Its walls rise with the bytes of the layers copied so far (the same measured bytes).
+  const auto& bytes = story_model_bytes(4);
+  double cap = static_cast<double>(toy_capacity_bytes());
+  int copied_layers = 0;
+  for (int i = 0; i < landed; ++i) copied_layers = std::max(copied_layers, copy.layers[i] + 1);
+  look2.layers = copied_layers;
+  look2.fill_weights = copied_layers > 0 ? static_cast<float>(bytes[copied_layers - 1].total() / cap) : 0.0f;
+  draw_box(c, g2, look2, wpp);
+  c.set_layer(2);
+  // The copy in flight: the scan lights GPU 1's layer, its copy lifts and slides across,
+  // tied back by a thread.
+  if (landed < n && since >= 0.0f) {
+    int l = std::clamp(copy.layers[landed], 0, 3);
+    Rect from = g1.slab(l, 4), to = g2.slab(l, 4);
+    c.box(from, with_alpha(palette::lit, 0.25f), 0.012f * s, with_alpha(palette::lit, 0.9f), std::max(wpp, 0.004f * s));
+    float k = ease(Ease::InOutCubic, flight);
+    glm::vec2 lift{0.0f, 0.08f * s * std::sin(k * 3.14159265f)};
+    glm::vec2 off = (to.min - from.min) * k + lift;
+    Rect moving{from.min + off, from.max + off};
+    c.line({from.max.x, from.center().y}, {moving.min.x, moving.center().y}, std::max(wpp, 0.003f * s),
+           with_alpha(palette::lit, 0.7f));
+    c.box(moving, with_alpha(palette::weights, 0.85f), 0.012f * s, palette::weights, std::max(wpp, 0.004f * s));
+  }
+  // The counter, and "=" once the copy is checked.
+  c.text(arrive > 0.5f ? "2 GPUs" : "1 GPU", {g2.chip.max.x, g1.chip.max.y + 0.08f * s}, 0.05f * s, palette::text,
+         Align::Right);
+  float eq = landed >= n ? phase(t, kFirstCopy + kCopyEvery * n + 0.2f, 0.4f, Ease::Smooth) : 0.0f;
+  glm::vec2 mid{(g1.chip.max.x + g2.chip.min.x) * 0.5f, g1.chip.center().y};
+  c.text(copy.equal_after ? "=" : "≠", mid, 0.14f * s,
+         with_alpha(copy.equal_after ? palette::text : palette::backward, eq), Align::Center);
+  char line[160];
+  std::snprintf(line, sizeof line, "%d broadcasts, %s copied · GPU 2's weights now equal GPU 1's, bit for bit", n,
+                format_bytes(copy.bytes).c_str());
+  c.text(copy.equal_after ? line : "the copy does not match", {mid.x, g1.chip.min.y - 0.12f * s}, 0.036f * s,
+         with_alpha(palette::text_dim, eq), Align::Center);
+  c.set_layer(0);
+}
 
 Camera SyncChapter::camera(glm::vec2 viewport, float) const {
   Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);

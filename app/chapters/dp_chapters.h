@@ -7,6 +7,19 @@
 
 namespace onegpu::app {
 
+// Scene 13: a second GPU. GPU 2 arrives empty beside GPU 1 and the model is copied to it one
+// layer at a time by the engine's real broadcast ops; "=" appears only if the copy is bitwise.
+class CopyChapter : public Chapter {
+ public:
+  static constexpr float kArrive = 0.3f, kFirstCopy = 1.6f, kCopyEvery = 0.55f;
+  float duration() const override;
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+
+ private:
+  FieldLayout layout_{512};
+};
+
 class SyncChapter : public Chapter {
  public:
   float duration() const override { return 5.0f; }

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/dp_chapters.h"
 #include "app/chapters/expert_chapters.h"
+#include "app/run/dp_copy.h"
 #include "app/run/dp_step.h"
 #include "app/chapters/split_experts_chapter.h"
 #include "app/headless.h"
@@ -387,4 +389,23 @@ TEST(Chapters, SyncShowsTheRealAllReduceAndIdenticalCopies) {
   double want = parts / dp.one_gpu_s * (px(img, {bar.max.x, 0}).x - a.x);
   EXPECT_NEAR(filled, want, 8.0);
   EXPECT_LT(parts, dp.one_gpu_s);  // two GPUs take less time than one
+}
+
+TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
+  HeadlessImage img = shot("second-gpu");
+  const CopyFacts& copy = story_model_copy();
+  EXPECT_TRUE(copy.second_empty_before);  // GPU 2 really started empty
+  EXPECT_TRUE(copy.equal_after);          // and the broadcasts made it an exact copy
+  ASSERT_GE(copy.layers.size(), 4u);
+  std::set<int> layers(copy.layers.begin(), copy.layers.end());
+  for (int l = 0; l < 4; ++l) EXPECT_TRUE(layers.count(l)) << "layer " << l + 1 << " never copied";
+  EXPECT_GT(copy.bytes, 0);
+  // The "=" between the GPUs: bright pixels in the gap's middle.
+  Image im{img.width, img.height, &img.rgba};
+  render::Rect a = FieldLayout(512).chip_rect(0), b = FieldLayout(512).chip_rect(1);
+  glm::vec2 mid = px(img, {(a.max.x + b.min.x) * 0.5f, a.center().y});
+  int bright = 0;
+  for (int y = int(mid.y) - 30; y < int(mid.y) + 10; ++y)
+    for (int x = int(mid.x) - 20; x < int(mid.x) + 20; ++x) bright += im.at(x, y).r > 200;
+  EXPECT_GT(bright, 40);
 }

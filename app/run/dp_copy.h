@@ -1,0 +1,19 @@
+#pragma once
+// The copy of the model onto a second GPU, as the parallel engine really does it: a dp=2 run
+// whose second rank starts with every weight at zero, and whose first step opens with one
+// broadcast per layer from GPU 1. Recorded op by op, then checked bit for bit.
+#include <cstdint>
+#include <vector>
+
+namespace onegpu::app {
+
+struct CopyFacts {
+  std::vector<int> layers;        // the layer each broadcast carried, in the order they ran
+  bool second_empty_before = false;  // GPU 2's weights were all zero before the copy
+  bool equal_after = false;          // after the broadcasts, GPU 2's weights equal GPU 1's
+  std::int64_t bytes = 0;            // weights copied (fp32 master values)
+};
+
+const CopyFacts& story_model_copy();
+
+}  // namespace onegpu::app
