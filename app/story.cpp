@@ -69,7 +69,7 @@ const std::vector<ChapterInfo>& story() {
       {"different-text", "Data parallelism", "Two readers",
        "The copies read different microbatches and so reach different gradients. Left alone, "
        "each would update itself its own way and the two would stop being the same model.",
-       "", false},
+       "", true},
       {"sync", "Data parallelism", "Average, then update",
        "So before updating, the GPUs pool their gradients and both apply the same average. The "
        "copies stay identical, and the batch takes about half the time, plus a little for the "

@@ -5,6 +5,8 @@
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/field_chapter.h"
 #include "app/run/dp_copy.h"
+#include "app/run/dp_drift.h"
+#include "app/run/story_run.h"
 #include "app/run/dp_step.h"
 #include "app/run/model_memory.h"
 #include "app/scene/gpu_box.h"
@@ -84,6 +86,97 @@ void CopyChapter::draw(const SceneFrame& f, const Camera& cam) {
                 format_bytes(copy.bytes).c_str());
   c.text(copy.equal_after ? line : "the copy does not match", {mid.x, g1.chip.min.y - 0.12f * s}, 0.036f * s,
          with_alpha(palette::text_dim, eq), Align::Center);
+  c.set_layer(0);
+}
+
+Camera DifferentTextChapter::camera(glm::vec2 viewport, float) const {
+  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
+  float s = a.size().x;
+  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.45f * s}, {b.max.x + 0.3f * s, a.max.y + 0.22f * s}}, viewport,
+                     0.02f);
+}
+
+Rect DifferentTextChapter::tray(int gpu, int i) const {
+  Rect c = layout_.chip_rect(gpu);
+  float s = c.size().x;
+  float top = c.min.y - 0.06f * s - i * 0.1f * s;
+  return {{c.min.x, top - 0.08f * s}, {c.max.x, top}};
+}
+
+Rect DifferentTextChapter::tick(int gpu, int layer) const {
+  BoxParts b = box_parts(layout_.chip_rect(gpu));
+  Rect slab = b.slab(layer, 4);
+  float x = slab.max.x - 0.025f * b.s;
+  return {{x - 0.004f * b.s, slab.min.y}, {x + 0.004f * b.s, slab.max.y}};
+}
+
+void DifferentTextChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
+  Canvas& c = f.world;
+  const DriftFacts& drift = story_drift();
+  StoryRun& run = StoryRun::get();
+  BoxParts g[2] = {box_parts(layout_.chip_rect(0)), box_parts(layout_.chip_rect(1))};
+  const float s = g[0].s;
+  // The "what if" interlude: the copies update alone and stop being the same model.
+  float what_if = phase(t, 2.4f, 0.5f, Ease::Smooth) * (1.0f - phase(t, 5.0f, 0.6f, Ease::Smooth));
+  for (int k = 0; k < 2; ++k) {
+    c.set_layer(1);
+    BoxLook look = loaded_box(4);
+    if (k == 1) {
+      look.capacity_label.clear();
+      look.tone.assign(4, 0.0f);
+    }
+    draw_box(c, g[k], look, wpp);
+    if (k == 1 && what_if > 0.0f) {
+      // GPU 2's layers take another shade: a different model now.
+      for (int l = 0; l < 4; ++l)
+        c.box(g[1].slab(l, 4), with_alpha(palette::optimizer, 0.45f * what_if), 0.012f * s);
+    }
+    c.set_layer(2);
+    // Two texts each.
+    float in = phase(t, 0.2f, 0.6f, Ease::OutCubic);
+    for (int i = 0; i < 2; ++i) {
+      TrayLook tl;
+      tl.text = run.trays()[2 * k + i].text;
+      tl.alpha = in;
+      draw_tray(c, tray(k, i), tl, s, wpp);
+    }
+    // Each copy's own gradients: ticks sized by its real norms (one scale for both).
+    double mx = 0;
+    for (int kk = 0; kk < 2; ++kk)
+      for (double v : drift.grad_norm[kk]) mx = std::max(mx, v);
+    float ticks = phase(t, 1.0f, 0.8f, Ease::OutCubic);
+    for (int l = 0; l < 4 && l < static_cast<int>(drift.grad_norm[k].size()); ++l) {
+      Rect r = tick(k, l);
+      float h = (0.015f + 0.06f * float(drift.grad_norm[k][l] / mx)) * s * ticks;
+      c.line({r.center().x, r.center().y - h * 0.5f}, {r.center().x, r.center().y + h * 0.5f},
+             std::max(2.0f * wpp, 0.008f * s), palette::backward);
+    }
+  }
+  c.set_layer(2);
+  glm::vec2 mid{(g[0].chip.max.x + g[1].chip.min.x) * 0.5f, g[0].chip.center().y};
+  c.text(what_if > 0.5f ? "≠" : "=", mid, 0.14f * s, what_if > 0.5f ? palette::backward : palette::text, Align::Center);
+  if (what_if > 0.0f) {
+    Rect frame{{g[0].chip.min.x - 0.05f * s, g[0].chip.min.y - 0.05f * s},
+               {g[1].chip.max.x + 0.05f * s, g[0].chip.max.y + 0.12f * s}};
+    glm::vec4 col = with_alpha(palette::text_dim, what_if);
+    float dash = 0.03f * s, lw = std::max(1.5f * wpp, 0.004f * s);
+    for (float x = frame.min.x; x < frame.max.x; x += 2 * dash) {
+      c.line({x, frame.min.y}, {std::min(frame.max.x, x + dash), frame.min.y}, lw, col);
+      c.line({x, frame.max.y}, {std::min(frame.max.x, x + dash), frame.max.y}, lw, col);
+    }
+    for (float y = frame.min.y; y < frame.max.y; y += 2 * dash) {
+      c.line({frame.min.x, y}, {frame.min.x, std::min(frame.max.y, y + dash)}, lw, col);
+      c.line({frame.max.x, y}, {frame.max.x, std::min(frame.max.y, y + dash)}, lw, col);
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "what if each updated alone? after %zu steps their weights differ by %.2f%% (measured)",
+                  drift.rel_diff.size(), drift.rel_diff.empty() ? 0.0 : 100.0 * drift.rel_diff.back());
+    c.text("two different models", {mid.x, frame.max.y - 0.06f * s}, 0.05f * s, with_alpha(palette::backward, what_if),
+           Align::Center);
+    c.text(line, {mid.x, frame.max.y + 0.03f * s}, 0.034f * s, with_alpha(palette::text, what_if), Align::Center);
+  }
   c.set_layer(0);
 }
 

@@ -20,6 +20,21 @@ class CopyChapter : public Chapter {
   FieldLayout layout_{512};
 };
 
+// Scene 14: different text. Each copy reads its own two texts and gets its own gradients (real
+// norms, different ticks). A "what if" frame shows two copies updating alone, drifting apart by
+// the measured weight difference; then the frame lifts.
+class DifferentTextChapter : public Chapter {
+ public:
+  float duration() const override { return 6.2f; }
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+  render::Rect tray(int gpu, int i) const;  // the two trays under each GPU
+  render::Rect tick(int gpu, int layer) const;  // where a layer's gradient tick stands
+
+ private:
+  FieldLayout layout_{512};
+};
+
 class SyncChapter : public Chapter {
  public:
   float duration() const override { return 5.0f; }

@@ -10,6 +10,7 @@
 #include "app/chapters/dp_chapters.h"
 #include "app/chapters/expert_chapters.h"
 #include "app/run/dp_copy.h"
+#include "app/run/dp_drift.h"
 #include "app/run/dp_step.h"
 #include "app/chapters/split_experts_chapter.h"
 #include "app/headless.h"
@@ -408,4 +409,30 @@ TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
   for (int y = int(mid.y) - 30; y < int(mid.y) + 10; ++y)
     for (int x = int(mid.x) - 20; x < int(mid.x) + 20; ++x) bright += im.at(x, y).r > 200;
   EXPECT_GT(bright, 40);
+}
+
+TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
+  HeadlessImage img = shot("different-text");
+  const DriftFacts& d = story_drift();
+  EXPECT_TRUE(d.equal_before);
+  ASSERT_EQ(d.grad_norm[0].size(), 4u);
+  ASSERT_EQ(d.grad_norm[1].size(), 4u);
+  int differ = 0;
+  for (int l = 0; l < 4; ++l) differ += d.grad_norm[0][l] != d.grad_norm[1][l];
+  EXPECT_EQ(differ, 4);  // different texts, different gradients in every layer
+  ASSERT_EQ(d.rel_diff.size(), 3u);
+  EXPECT_GT(d.rel_diff[0], 0.0);  // one lone update is enough to part them
+  EXPECT_GT(d.rel_diff[2], d.rel_diff[0]);  // and they keep drifting
+  // At the end the frame has lifted: "=" again between them.
+  Image im{img.width, img.height, &img.rgba};
+  render::Rect a = FieldLayout(512).chip_rect(0), b = FieldLayout(512).chip_rect(1);
+  glm::vec2 mid = px(img, {(a.max.x + b.min.x) * 0.5f, a.center().y});
+  int white = 0, pinkish = 0;
+  for (int y = int(mid.y) - 30; y < int(mid.y) + 10; ++y)
+    for (int x = int(mid.x) - 20; x < int(mid.x) + 20; ++x) {
+      white += im.at(x, y).r > 200 && im.at(x, y).g > 200;
+      pinkish += pink(im.at(x, y));
+    }
+  EXPECT_GT(white, 40);
+  EXPECT_EQ(pinkish, 0);
 }
