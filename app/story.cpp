@@ -97,7 +97,7 @@ const std::vector<ChapterInfo>& story() {
        "The price is traffic: a token routed to an expert on the other GPU travels there and "
        "back in every layer, once going up and once coming down. Eight layers still do not "
        "fit.",
-       "", false},
+       "", true},
       // Part 5: pipeline parallelism.
       {"stages", "Pipeline parallelism", "Split by height",
        "Now cut the model across its depth: two more GPUs take layers 5–8 above the first two. "

@@ -109,7 +109,7 @@ SdfFont::SdfFont(const std::filesystem::path& font_file) {
 
   std::u32string wanted;
   for (char32_t c = 32; c < 127; ++c) wanted.push_back(c);
-  for (char32_t c : std::u32string(U"·–—−×…→←↑↓↺↵⇥✓≠’‘“”°±≈≤≥µ•▸◂▴▾⋯∑√∞½¼¾²³"))
+  for (char32_t c : std::u32string(U"·–—−×…→←↑↓↺↵⇥⇄✓≠’‘“”°±≈≤≥µ•▸◂▴▾⋯∑√∞½¼¾²³"))
     wanted.push_back(c);
   wanted.push_back(0xFFFD);
 

@@ -38,6 +38,20 @@ Rect extra_slab(const BoxParts& b, int k) {
 
 }  // namespace
 
+void draw_waiting_layers(Canvas& c, const Rect& chip, float drop, float wpp) {
+  BoxParts b = box_parts(chip);
+  const float s = b.s;
+  for (int k = 0; k < 4; ++k) {
+    Rect r = extra_slab(b, k);
+    glm::vec2 off{0.0f, (1.0f - drop) * (0.6f + 0.1f * k) * s};
+    Rect rr{r.min + off, r.max + off};
+    c.box(rr, with_alpha(palette::weights, 0.10f * drop), 0.012f * s);
+    dashed_rect(c, rr, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * drop));
+    c.text("Layer " + std::to_string(5 + k), {rr.min.x + 0.025f * s, rr.center().y - 0.012f * s}, 0.034f * s,
+           with_alpha(palette::text_dim, drop));
+  }
+}
+
 float MemoryChapter::need_weights_grads() {
   const ModelBytes& b = story_model_bytes(8)[7];
   return static_cast<float>(double(b.weights + b.gradients) / double(toy_capacity_bytes()));
@@ -74,17 +88,8 @@ void MemoryChapter::draw(const SceneFrame& f, const Camera& cam) {
     c.set_layer(2);
 
     // Four more layers come down from above, dashed, and stop at the lid.
-    float drop = phase(t, overflow_ ? 0.0f : 1.0f, 1.2f, Ease::OutBack);
-    if (overflow_) drop = 1.0f;
-    for (int k = 0; k < 4; ++k) {
-      Rect r = extra_slab(b, k);
-      glm::vec2 off{0.0f, (1.0f - drop) * (0.6f + 0.1f * k) * s};
-      Rect rr{r.min + off, r.max + off};
-      c.box(rr, with_alpha(palette::weights, 0.10f * drop), 0.012f * s);
-      dashed_rect(c, rr, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * drop));
-      c.text("Layer " + std::to_string(5 + k), {rr.min.x + 0.025f * s, rr.center().y - 0.012f * s}, 0.034f * s,
-             with_alpha(palette::text_dim, drop));
-    }
+    float drop = overflow_ ? 1.0f : phase(t, 1.0f, 1.2f, Ease::OutBack);
+    draw_waiting_layers(c, b.chip, drop, wpp);
     // Blocked: a bar across the top of the box.
     float blocked = phase(t, overflow_ ? 0.0f : 2.1f, 0.4f, Ease::Smooth);
     c.line({b.interior.min.x, b.chip.max.y + 0.015f * s}, {b.interior.max.x, b.chip.max.y + 0.015f * s},

@@ -5,8 +5,12 @@
 // and optimizer state (sand).
 #include "app/chapters/chapter.h"
 #include "app/scene/field_layout.h"
+#include "render/canvas.h"
 
 namespace onegpu::app {
+
+// The four layers an 8-layer model adds, dashed, waiting above a GPU's box (they don't fit).
+void draw_waiting_layers(render::Canvas& c, const render::Rect& chip, float drop, float wpp);
 
 class MemoryChapter : public Chapter {
  public:

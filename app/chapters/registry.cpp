@@ -27,6 +27,7 @@ std::unique_ptr<Chapter> make_chapter(int index) {
   if (s[index].id == "second-gpu") return std::make_unique<CopyChapter>();
   if (s[index].id == "different-text") return std::make_unique<DifferentTextChapter>();
   if (s[index].id == "split-experts") return std::make_unique<SplitExpertsChapter>();
+  if (s[index].id == "tokens") return std::make_unique<TokensChapter>();
   if (s[index].id == "bigger") return std::make_unique<MemoryChapter>(false);
   if (s[index].id == "oom") return std::make_unique<MemoryChapter>(true);
   for (const auto& [id, scene] : learning)

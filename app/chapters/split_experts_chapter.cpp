@@ -4,6 +4,8 @@
 
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/field_chapter.h"
+#include "app/chapters/memory_chapters.h"
+#include "app/run/ep_traffic.h"
 #include "app/run/model_memory.h"
 #include "app/scene/gpu_box.h"
 #include "render/palette.h"
@@ -90,6 +92,86 @@ void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
                 100.0 * (1.0 - double(bytes.split) / double(bytes.replicated)));
   c.text(line, {(a.center().x + b2.center().x) * 0.5f, y - 0.14f * s}, 0.036f * s, with_alpha(palette::text_dim, br),
          Align::Center);
+  c.set_layer(0);
+}
+
+Camera TokensChapter::camera(glm::vec2 viewport, float) const {
+  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
+  float s = a.size().x;
+  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.3f * s}, {b.max.x + 0.3f * s, a.max.y + 0.75f * s}}, viewport,
+                     0.02f);
+}
+
+void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
+  Canvas& c = f.world;
+  const Traffic& tr = story_expert_traffic();
+  const SplitBytes& bytes = story_expert_split_bytes();
+  const double cap = static_cast<double>(toy_capacity_bytes());
+  SplitExpertsChapter split;  // the same expert squares as the chapter before
+  BoxParts g[2] = {box_parts(layout_.chip_rect(0)), box_parts(layout_.chip_rect(1))};
+  const float s = g[0].s;
+  const float gap_x = (g[0].chip.max.x + g[1].chip.min.x) * 0.5f;
+  for (int k = 0; k < 2; ++k) {
+    c.set_layer(1);
+    BoxLook look = loaded_box(4);
+    look.fill_weights = static_cast<float>(bytes.split / cap);
+    if (k == 1) look.capacity_label.clear();
+    draw_box(c, g[k], look, wpp);
+    c.set_layer(2);
+    for (int l = 0; l < 4; ++l)
+      for (int e = 0; e < 16; ++e) {
+        Rect r = split.expert_rect(k, l, e);
+        bool kept = k == 0 ? e < 8 : e >= 8;
+        c.box(r, with_alpha(palette::weights, kept ? 0.85f : 0.0f), 0.002f * s,
+              with_alpha(palette::weights, kept ? 1.0f : 0.5f), std::max(wpp, 0.003f * s));
+      }
+    draw_waiting_layers(c, g[k].chip, 1.0f, wpp);
+  }
+  c.set_layer(2);
+  // Beads across the gap: one per token-expert pair that travels (up to a dozen drawn), going
+  // over and coming back within the layer's slot; amber going up, pink coming down.
+  auto crossing = [&](int l, float p, glm::vec4 col) {
+    if (p <= 0.0f || p >= 1.0f) return;
+    float y = g[0].slab(l, 4).center().y;
+    float out = p < 0.5f ? p * 2.0f : (1.0f - p) * 2.0f;  // there and back
+    for (int k = 0; k < 2; ++k) {
+      int n = std::min(12, tr.crossing[k][l]);
+      glm::vec2 from{k == 0 ? g[0].slab(l, 4).max.x : g[1].slab(l, 4).min.x, y};
+      glm::vec2 to{k == 0 ? g[1].slab(l, 4).min.x : g[0].slab(l, 4).max.x, y};
+      for (int i = 0; i < n; ++i) {
+        // A little train of beads: each one a step behind the one before.
+        float q = std::clamp(out * 1.4f - 0.4f * i / std::max(1, n - 1), 0.0f, 1.0f);
+        float lane = ((i % 3) - 1) * 0.008f * s + (k ? -0.014f : 0.014f) * s;
+        glm::vec2 pos = lerp(from, to, ease(Ease::InOutSine, q)) + glm::vec2(0.0f, lane);
+        c.disc(pos, 0.007f * s, col);
+      }
+    }
+  };
+  for (int l = 0; l < 4; ++l) {
+    crossing(l, phase(t, kUp + kLayerUp * l, kLayerUp), palette::forward);
+    crossing(l, phase(t, kDown + kLayerDown * (3 - l), kLayerDown), palette::backward);
+    // The count for this layer, from the router: both directions.
+    float shown = phase(t, kUp + kLayerUp * l, 0.3f, Ease::Smooth);
+    char n[64];
+    std::snprintf(n, sizeof n, "%d → · ← %d", tr.crossing[0][l], tr.crossing[1][l]);
+    c.text(n, {gap_x, g[0].slab(l, 4).center().y + 0.03f * s}, 0.03f * s, with_alpha(palette::text_dim, shown),
+           Align::Center);
+  }
+  // Then the gradients meet in the gap, as with data parallelism, and the step is done.
+  float meet = pulse(t, kMeet, 0.8f);
+  if (meet > 0.0f)
+    for (int l = 0; l < 4; ++l) c.disc({gap_x, g[0].slab(l, 4).min.y}, 0.02f * s * meet, palette::backward);
+  c.text(t >= kMeet + 0.5f ? "step 2" : "step 1", {g[1].chip.max.x, g[0].chip.min.y - 0.08f * s}, 0.05f * s,
+         palette::text, Align::Right);
+  float note = phase(t, 1.0f, 0.6f, Ease::Smooth);
+  char line[200];
+  std::snprintf(line, sizeof line, "tokens sent to an expert on the other GPU, per layer (router's real choices, of %d)",
+                tr.pairs_per_gpu);
+  c.text(line, {gap_x, g[0].chip.min.y - 0.1f * s}, 0.034f * s, with_alpha(palette::text_dim, note), Align::Center);
+  c.text("layers 5–8 still wait: eight layers do not fit yet", {gap_x, g[0].chip.max.y + 0.68f * s}, 0.04f * s,
+         with_alpha(palette::text, note), Align::Center);
   c.set_layer(0);
 }
 

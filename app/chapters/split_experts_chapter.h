@@ -19,4 +19,18 @@ class SplitExpertsChapter : public Chapter {
   FieldLayout layout_{512};
 };
 
+// Scene 20: tokens travel. Each token the router sends to an expert on the other GPU crosses
+// there and back in every layer, once going up and once coming down; the counts are the
+// router's real choices. The gradients meet as before, and layers 5-8 still wait above.
+class TokensChapter : public Chapter {
+ public:
+  static constexpr float kUp = 0.4f, kLayerUp = 0.6f, kDown = 3.2f, kLayerDown = 0.5f, kMeet = 5.4f;
+  float duration() const override { return 6.6f; }
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+
+ private:
+  FieldLayout layout_{512};
+};
+
 }  // namespace onegpu::app

@@ -12,6 +12,7 @@
 #include "app/run/dp_copy.h"
 #include "app/run/dp_drift.h"
 #include "app/run/dp_step.h"
+#include "app/run/ep_traffic.h"
 #include "app/chapters/split_experts_chapter.h"
 #include "app/headless.h"
 #include "app/run/model_memory.h"
@@ -435,4 +436,29 @@ TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
     }
   EXPECT_GT(white, 40);
   EXPECT_EQ(pinkish, 0);
+}
+
+TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
+  HeadlessImage img = shot("tokens");
+  (void)img;
+  const Traffic& tr = story_expert_traffic();
+  EXPECT_EQ(tr.pairs_per_gpu, 2 * 64 * 2);  // two texts of 64 tokens, two experts each
+  for (int g = 0; g < 2; ++g) {
+    ASSERT_EQ(tr.crossing[g].size(), 4u);
+    for (int n : tr.crossing[g]) {
+      EXPECT_GT(n, 0);                  // some tokens always need the other GPU
+      EXPECT_LT(n, tr.pairs_per_gpu);   // and some never leave
+    }
+  }
+  // Recount layer 1 for GPU 1 straight from the probe.
+  StoryRun& run = StoryRun::get();
+  run.first_step(0);
+  const auto& b = run.tray_batch();
+  int away = 0;
+  for (int text = 0; text < 2; ++text) {
+    std::vector<std::int32_t> ids(b.inputs.begin() + text * b.S, b.inputs.begin() + (text + 1) * b.S);
+    for (const auto& c : trainer::router_choices(run.first_trainer().model(), ids, 0))
+      for (auto e : c.experts) away += e >= 8;
+  }
+  EXPECT_EQ(away, tr.crossing[0][0]);
 }

@@ -1,0 +1,42 @@
+#include "app/run/ep_traffic.h"
+
+#include "app/run/story_run.h"
+#include "trainer/train/probes.h"
+
+namespace onegpu::app {
+
+using namespace trainer;
+
+const Traffic& story_expert_traffic() {
+  static const Traffic traffic = [] {
+    StoryRun& run = StoryRun::get();
+    run.first_step(0);  // the fresh model
+    Model& m = run.first_trainer().model();
+    const Batch& b = run.tray_batch();
+    const int L = m.config().n_layers, E = m.config().n_experts, half = E / 2;
+    Traffic t;
+    for (int g = 0; g < 2; ++g) t.crossing[g].assign(L, 0);
+    for (int text = 0; text < 4; ++text) {
+      const int g = text / 2;  // GPU 1 reads texts 1-2, GPU 2 texts 3-4
+      std::vector<std::int32_t> ids(b.inputs.begin() + static_cast<long>(text) * b.S,
+                                    b.inputs.begin() + static_cast<long>(text + 1) * b.S);
+      for (int l = 0; l < L; ++l) {
+        for (const auto& c : router_choices(m, ids, l)) {
+          for (auto e : c.experts) {
+            bool away = g == 0 ? e >= half : e < half;
+            t.crossing[g][l] += away;
+            if (away && g == 0 && l == 0 && t.example_expert < 0) {
+              t.example_token = run.tokenizer().token_text(c.token);
+              t.example_expert = e;
+            }
+          }
+          if (l == 0 && g == 0) t.pairs_per_gpu += static_cast<int>(c.experts.size());
+        }
+      }
+    }
+    return t;
+  }();
+  return traffic;
+}
+
+}  // namespace onegpu::app

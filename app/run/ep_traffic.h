@@ -1,0 +1,20 @@
+#pragma once
+// Who travels in expert parallelism: with the experts split over two GPUs (1-8 on GPU 1, 9-16
+// on GPU 2) and each GPU reading its own two texts, every token the router sends to an expert on
+// the other GPU crosses there and back in every layer. Counted from the router's real choices
+// on the fresh story model.
+#include <string>
+#include <vector>
+
+namespace onegpu::app {
+
+struct Traffic {
+  std::vector<int> crossing[2];  // per layer: token-expert pairs GPU g sends to the other GPU
+  int pairs_per_gpu = 0;         // token-expert pairs a GPU routes per layer (tokens × top-k)
+  std::string example_token;     // a token of GPU 1's first text routed across, and where
+  int example_expert = -1;       // 0-based
+};
+
+const Traffic& story_expert_traffic();
+
+}  // namespace onegpu::app
