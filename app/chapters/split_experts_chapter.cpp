@@ -155,7 +155,9 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
     // The count for this layer, from the router: both directions.
     float shown = phase(t, kUp + kLayerUp * l, 0.3f, Ease::Smooth);
     char n[64];
-    std::snprintf(n, sizeof n, "%d → · ← %d", tr.crossing[0][l], tr.crossing[1][l]);
+    // The all-to-all's own count (the router's choices give the same numbers; a test checks).
+    std::snprintf(n, sizeof n, "%lld → · ← %lld", tr.moved[0].empty() ? 0LL : tr.moved[0][l],
+                  tr.moved[1].empty() ? 0LL : tr.moved[1][l]);
     c.text(n, {gap_x, g[0].slab(l, 4).center().y + 0.03f * s}, 0.03f * s, with_alpha(palette::text_dim, shown),
            Align::Center);
   }
@@ -167,7 +169,7 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
          palette::text, Align::Right);
   float note = phase(t, 1.0f, 0.6f, Ease::Smooth);
   char line[200];
-  std::snprintf(line, sizeof line, "tokens sent to an expert on the other GPU, per layer (router's real choices, of %d)",
+  std::snprintf(line, sizeof line, "tokens the all-to-all sent to an expert on the other GPU, per layer (of %d)",
                 tr.pairs_per_gpu);
   c.text(line, {gap_x, g[0].chip.min.y - 0.1f * s}, 0.034f * s, with_alpha(palette::text_dim, note), Align::Center);
   c.text("layers 5–8 still wait: eight layers do not fit yet", {gap_x, g[0].chip.max.y + 0.68f * s}, 0.04f * s,

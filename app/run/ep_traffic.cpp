@@ -1,6 +1,8 @@
 #include "app/run/ep_traffic.h"
 
 #include "app/run/story_run.h"
+#include "trainer/parallel/parallel_trainer.h"
+#include "trainer/train/dataset.h"
 #include "trainer/train/probes.h"
 
 namespace onegpu::app {
@@ -33,6 +35,22 @@ const Traffic& story_expert_traffic() {
           if (l == 0 && g == 0) t.pairs_per_gpu += static_cast<int>(c.experts.size());
         }
       }
+    }
+    // The same step on the engine, experts split over two ranks: what its all-to-all moved.
+    TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
+    ModelConfig mc = model_preset("story");
+    mc.vocab = static_cast<int>(run.tokenizer().vocab_size());
+    ParallelOptions o;
+    o.dp = 2;
+    o.ep = 2;
+    o.batch = 4;
+    o.workers = 1;
+    o.broadcast_first_step = false;
+    ParallelTrainer pt(mc, o, data);
+    pt.step(b);
+    for (int g = 0; g < 2; ++g) {
+      auto rows = pt.rows_sent_away(g);
+      t.moved[g].assign(rows.begin(), rows.end());
     }
     return t;
   }();

@@ -10,6 +10,7 @@ namespace onegpu::app {
 
 struct Traffic {
   std::vector<int> crossing[2];  // per layer: token-expert pairs GPU g sends to the other GPU
+  std::vector<long long> moved[2];  // the same, as counted inside the dp=2 ep=2 engine's all-to-all
   int pairs_per_gpu = 0;         // token-expert pairs a GPU routes per layer (tokens × top-k)
   std::string example_token;     // a token of GPU 1's first text routed across, and where
   int example_expert = -1;       // 0-based

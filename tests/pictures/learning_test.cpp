@@ -461,4 +461,9 @@ TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
       for (auto e : c.experts) away += e >= 8;
   }
   EXPECT_EQ(away, tr.crossing[0][0]);
+  // And the engine's all-to-all moved exactly those rows, layer by layer, both ways.
+  for (int g = 0; g < 2; ++g) {
+    ASSERT_EQ(tr.moved[g].size(), 4u);
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(tr.moved[g][l], tr.crossing[g][l]) << "GPU " << g + 1 << " layer " << l + 1;
+  }
 }

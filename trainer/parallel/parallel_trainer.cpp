@@ -116,6 +116,10 @@ struct ParallelTrainer::Impl final : OpRunner {
   int S = 0, per = 0;  // tokens per text, texts per microbatch
   // Of the current step:
   Batch global;
+  // Token rows each rank's forward dispatch sent to another rank, per layer: what the
+  // all-to-all really moved (collectives of different layers may run on different workers).
+  std::mutex rows_mu;
+  std::vector<std::vector<std::int64_t>> rows_away;  // [rank][layer]
   int global_targets = 0;
   LossScales sc;
   std::vector<double> ce;   // by global microbatch
@@ -509,6 +513,10 @@ struct ParallelTrainer::Impl final : OpRunner {
             RowRange rr = rows_for(member_state(i), l, (int)j);
             copy_rows(in.data() + (std::size_t)w.rows[i].a * D,
                       member_state(i).layers[(std::size_t)l].experts.xe.data() + (std::size_t)rr.a * D, rr.n());
+            if (i != j && rr.n() > 0) {
+              std::lock_guard<std::mutex> lock(rows_mu);
+              rows_away[(std::size_t)col.ranks[i]][(std::size_t)l] += rr.n();
+            }
           }
           w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
           std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
@@ -580,6 +588,10 @@ struct ParallelTrainer::Impl final : OpRunner {
   std::chrono::steady_clock::time_point t0;
 
   void begin(const Batch& b) {
+    {
+      std::lock_guard<std::mutex> lock(rows_mu);
+      rows_away.assign(ranks.size(), std::vector<std::int64_t>((std::size_t)mc.n_layers, 0));
+    }
     if (current) throw Error("step: the previous step is not finished");
     if (b.B != opt.batch || b.S != S)
       throw Error("step: the batch must hold " + std::to_string(opt.batch) + " texts of " + std::to_string(S) + " tokens");
@@ -684,6 +696,11 @@ const ModelConfig& ParallelTrainer::model_config() const { return impl_->mc; }
 const ParallelOptions& ParallelTrainer::options() const { return impl_->opt; }
 const Plan& ParallelTrainer::plan() const { return impl_->last_plan ? *impl_->last_plan : *impl_->steady_plan; }
 const Timeline& ParallelTrainer::timeline() const { return impl_->last_timeline; }
+std::vector<std::int64_t> ParallelTrainer::rows_sent_away(int rank) const {
+  std::lock_guard<std::mutex> lock(impl_->rows_mu);
+  if (rank < 0 || rank >= (int)impl_->rows_away.size()) return {};
+  return impl_->rows_away[(std::size_t)rank];
+}
 const MemoryTracker& ParallelTrainer::tracker(int r) const { return *impl_->ranks.at((std::size_t)r).tracker; }
 const ParamStore& ParallelTrainer::params(int r) const { return impl_->ranks.at((std::size_t)r).model->params(); }
 

@@ -113,6 +113,9 @@ class ParallelTrainer {
   std::vector<float> master_weights() const;
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.
   bool replicas_agree() const;
+  // Token rows (token × chosen expert) `rank` sent to experts on other ranks in the forward
+  // all-to-all dispatch of the current or last step, per layer (summed over microbatches).
+  std::vector<std::int64_t> rows_sent_away(int rank) const;
 
  private:
   struct Impl;
