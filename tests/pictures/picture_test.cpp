@@ -196,7 +196,7 @@ TEST(Pictures, TwoRendersAreIdentical) {
 }
 
 TEST(Pictures, NotBuiltChaptersShowTheirCard) {
-  HeadlessImage img = shoot("oom", std::nullopt, false, 800, 450);
+  HeadlessImage img = shoot("stages", std::nullopt, false, 800, 450);
   // The hatched card: its centre is neither the background nor empty.
   Image im{img.width, img.height, &img.rgba};
   int amber = 0;
