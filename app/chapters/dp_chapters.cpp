@@ -46,8 +46,24 @@ void CopyChapter::draw(const SceneFrame& f, const Camera& cam) {
 
   c.set_layer(1);
   draw_box(c, g1, loaded_box(4), wpp);
-  // GPU 2: an outline traced into place, then a box that starts empty.
-  float arrive = phase(t, kArrive + 0.3f, 0.8f, Ease::OutCubic);
+  // GPU 2: first an empty socket traced beside GPU 1, then the GPU arriving in it, empty.
+  float trace = phase(t, kArrive, 0.6f, Ease::InOutCubic);
+  if (trace > 0.0f) {
+    c.set_layer(0);
+    const Rect& r = g2.chip;
+    float per = 2.0f * (r.size().x + r.size().y), len = per * trace, lw = std::max(1.5f * wpp, 0.005f * s);
+    glm::vec4 col = with_alpha(palette::text_faint, 1.0f);
+    // Around the socket from its lower-left corner: bottom, right, top, left.
+    glm::vec2 pts[5] = {r.min, {r.max.x, r.min.y}, r.max, {r.min.x, r.max.y}, r.min};
+    for (int i = 0; i < 4 && len > 0.0f; ++i) {
+      float side = glm::length(pts[i + 1] - pts[i]);
+      float k = std::min(1.0f, len / side);
+      c.line(pts[i], pts[i] + (pts[i + 1] - pts[i]) * k, lw, col);
+      len -= side;
+    }
+    c.set_layer(1);
+  }
+  float arrive = phase(t, kArrive + 0.7f, 0.7f, Ease::OutCubic);
   BoxLook look2 = loaded_box(0);
   look2.capacity_label.clear();
   look2.fade = arrive;
