@@ -28,17 +28,27 @@ const DpStepFacts& story_dp_step() {
       o.cost = CostModel::for_link("pcie");  // two GPUs in one workstation
       ParallelTrainer t(m, o, data);
       t.step(run.tray_batch());  // warm-up: first touches of memory are not the step's cost
+      // Measured op costs are noisy on a busy machine: keep the fastest of three steps.
       ParallelStepResult r = t.step(run.tray_batch());
+      const double loss = r.loss;  // the second step's loss: the same step for both runs
+      Timeline best_timeline = t.timeline();
+      for (int k = 0; k < 2; ++k) {
+        ParallelStepResult again = t.step(run.tray_batch());
+        if (again.virtual_seconds < r.virtual_seconds) {
+          r = again;
+          best_timeline = t.timeline();
+        }
+      }
       if (dp == 1) {
         f.one_gpu_s = r.virtual_seconds;
-        f.loss_one = r.loss;
+        f.loss_one = loss;
         continue;
       }
-      f.loss_two = r.loss;
+      f.loss_two = loss;
       f.two_total_s = r.virtual_seconds;
-      f.replicas_equal = t.replicas_agree();
+      f.replicas_equal = t.replicas_agree();  // after three real updates
       const Plan& plan = t.plan();
-      const Timeline& tl = t.timeline();
+      const Timeline& tl = best_timeline;
       // GPU 1's step on the virtual clock: compute until its last backward, a wait for GPU 2
       // at the all-reduce (their measured costs differ a little), the all-reduces, the update.
       double compute_end = 0.0, first_ar = -1.0;

