@@ -28,6 +28,13 @@ Camera box_camera(const FieldLayout& layout, glm::vec2 viewport) {
   return Camera::fit(Rect::centered(chip.center(), {s * 1.5f, s * 1.66f}), viewport, 0.02f);
 }
 
+Camera two_gpu_camera(const FieldLayout& layout, glm::vec2 viewport, float below, float above) {
+  Rect a = layout.chip_rect(0), b = layout.chip_rect(1);
+  float s = a.size().x;
+  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - below * s}, {b.max.x + 0.3f * s, a.max.y + above * s}}, viewport,
+                     0.02f);
+}
+
 static float fill_of(int layers) {
   const auto& b = story_model_bytes(4);
   const double cap = static_cast<double>(toy_capacity_bytes());

@@ -33,6 +33,9 @@ class WeightsChapter : public Chapter {
 // The opened box as the next chapters start from it: walls at the 4-layer model's bytes.
 BoxLook loaded_box(int layers);
 render::Camera box_camera(const FieldLayout& layout, glm::vec2 viewport);
+// GPUs 1 and 2 side by side, with `below` and `above` chip sides of room for what the chapter
+// puts under and over them.
+render::Camera two_gpu_camera(const FieldLayout& layout, glm::vec2 viewport, float below, float above);
 std::string format_bytes(std::int64_t bytes);
 
 }  // namespace onegpu::app

@@ -24,10 +24,7 @@ float CopyChapter::duration() const {
 }
 
 Camera CopyChapter::camera(glm::vec2 viewport, float t) const {
-  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
-  float s = a.size().x;
-  Camera both = Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.35f * s}, {b.max.x + 0.3f * s, a.max.y + 0.22f * s}},
-                            viewport, 0.02f);
+  Camera both = two_gpu_camera(layout_, viewport, 0.35f, 0.22f);
   // Pull back from GPU 1 alone to make room beside it.
   return dive(box_camera(layout_, viewport), both, phase(t, 0.0f, 1.0f, Ease::InOutCubic));
 }
@@ -107,10 +104,7 @@ void CopyChapter::draw(const SceneFrame& f, const Camera& cam) {
 }
 
 Camera DifferentTextChapter::camera(glm::vec2 viewport, float) const {
-  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
-  float s = a.size().x;
-  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.45f * s}, {b.max.x + 0.3f * s, a.max.y + 0.22f * s}}, viewport,
-                     0.02f);
+  return two_gpu_camera(layout_, viewport, 0.45f, 0.22f);
 }
 
 Rect DifferentTextChapter::tray(int gpu, int i) const {
@@ -198,10 +192,7 @@ void DifferentTextChapter::draw(const SceneFrame& f, const Camera& cam) {
 }
 
 Camera SyncChapter::camera(glm::vec2 viewport, float) const {
-  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
-  float s = a.size().x;
-  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.62f * s}, {b.max.x + 0.3f * s, a.max.y + 0.22f * s}}, viewport,
-                     0.02f);
+  return two_gpu_camera(layout_, viewport, 0.62f, 0.22f);
 }
 
 Rect SyncChapter::time_bar(int which) const {

@@ -29,10 +29,7 @@ Rect SplitExpertsChapter::expert_rect(int gpu, int layer, int e) const {
 }
 
 Camera SplitExpertsChapter::camera(glm::vec2 viewport, float) const {
-  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
-  float s = a.size().x;
-  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.42f * s}, {b.max.x + 0.3f * s, a.max.y + 0.2f * s}}, viewport,
-                     0.02f);
+  return two_gpu_camera(layout_, viewport, 0.42f, 0.2f);
 }
 
 void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
@@ -96,10 +93,7 @@ void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
 }
 
 Camera TokensChapter::camera(glm::vec2 viewport, float) const {
-  Rect a = layout_.chip_rect(0), b = layout_.chip_rect(1);
-  float s = a.size().x;
-  return Camera::fit({{a.min.x - 0.3f * s, a.min.y - 0.3f * s}, {b.max.x + 0.3f * s, a.max.y + 0.75f * s}}, viewport,
-                     0.02f);
+  return two_gpu_camera(layout_, viewport, 0.3f, 0.75f);
 }
 
 void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
