@@ -227,31 +227,8 @@ float SdfFont::measure(std::string_view utf8) const {
   return w;
 }
 
-TextBatch::TextBatch(const Shader* shader, const SdfFont* font) : shader_(shader), font_(font) {
-  glGenVertexArrays(1, &vao_);
-  glBindVertexArray(vao_);
-  const float corners[] = {0, 0, 1, 0, 0, 1, 1, 1};
-  glGenBuffers(1, &corners_);
-  glBindBuffer(GL_ARRAY_BUFFER, corners_);
-  glBufferData(GL_ARRAY_BUFFER, sizeof corners, corners, GL_STATIC_DRAW);
-  glEnableVertexAttribArray(0);
-  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
-  glGenBuffers(1, &instances_);
-  glBindBuffer(GL_ARRAY_BUFFER, instances_);
-  for (int i = 0; i < 3; ++i) {
-    glEnableVertexAttribArray(1 + i);
-    glVertexAttribPointer(1 + i, 4, GL_FLOAT, GL_FALSE, sizeof(GlyphInstance),
-                          reinterpret_cast<void*>(sizeof(glm::vec4) * i));
-    glVertexAttribDivisor(1 + i, 1);
-  }
-  glBindVertexArray(0);
-}
-
-TextBatch::~TextBatch() {
-  glDeleteBuffers(1, &instances_);
-  glDeleteBuffers(1, &corners_);
-  glDeleteVertexArrays(1, &vao_);
-}
+TextBatch::TextBatch(const Shader* shader, const SdfFont* font)
+    : shader_(shader), font_(font), quad_({0, 0, 1, 0, 0, 1, 1, 1}, sizeof(GlyphInstance), 3) {}
 
 float TextBatch::add(std::string_view utf8, glm::vec2 pos, float size, glm::vec4 color, Align align) {
   float width = font_->measure(utf8) * size;
@@ -274,22 +251,14 @@ float TextBatch::add(std::string_view utf8, glm::vec2 pos, float size, glm::vec4
 
 void TextBatch::flush(const Camera& cam, DrawStats& stats) {
   if (items_.empty()) return;
-  glBindVertexArray(vao_);
-  glBindBuffer(GL_ARRAY_BUFFER, instances_);
-  if (items_.size() > capacity_) {
-    capacity_ = items_.size() * 2;
-    glBufferData(GL_ARRAY_BUFFER, capacity_ * sizeof(GlyphInstance), nullptr, GL_STREAM_DRAW);
-  }
-  glBufferSubData(GL_ARRAY_BUFFER, 0, items_.size() * sizeof(GlyphInstance), items_.data());
   shader_->use();
   glUniformMatrix4fv(shader_->uniform("u_vp"), 1, GL_FALSE, glm::value_ptr(cam.view_projection()));
   glUniform1i(shader_->uniform("u_atlas"), 0);
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, font_->texture());
-  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, static_cast<int>(items_.size()));
+  quad_.draw(items_.data(), items_.size());
   stats.draw_calls += 1;
   stats.instances += items_.size();
-  glBindVertexArray(0);
   items_.clear();
 }
 

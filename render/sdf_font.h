@@ -12,6 +12,7 @@
 #include <glm/vec4.hpp>
 
 #include "render/camera.h"
+#include "render/instanced_quad.h"
 #include "render/shader.h"
 #include "render/shape_batch.h"
 
@@ -59,7 +60,6 @@ struct GlyphInstance {
 class TextBatch {
  public:
   TextBatch(const Shader* shader, const SdfFont* font);
-  ~TextBatch();
   TextBatch(const TextBatch&) = delete;
   TextBatch& operator=(const TextBatch&) = delete;
 
@@ -74,8 +74,7 @@ class TextBatch {
  private:
   const Shader* shader_;
   const SdfFont* font_;
-  unsigned vao_ = 0, corners_ = 0, instances_ = 0;
-  std::size_t capacity_ = 0;
+  InstancedQuad quad_;
   std::vector<GlyphInstance> items_;
 };
 

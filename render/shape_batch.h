@@ -9,6 +9,7 @@
 #include <glm/vec4.hpp>
 
 #include "render/camera.h"
+#include "render/instanced_quad.h"
 #include "render/shader.h"
 
 namespace onegpu::render {
@@ -32,7 +33,6 @@ struct DrawStats {
 class ShapeBatch {
  public:
   explicit ShapeBatch(const Shader* shader);
-  ~ShapeBatch();
   ShapeBatch(const ShapeBatch&) = delete;
   ShapeBatch& operator=(const ShapeBatch&) = delete;
 
@@ -44,8 +44,7 @@ class ShapeBatch {
 
  private:
   const Shader* shader_;
-  unsigned vao_ = 0, corners_ = 0, instances_ = 0;
-  std::size_t capacity_ = 0;
+  InstancedQuad quad_;
   std::vector<ShapeInstance> items_;
 };
 
