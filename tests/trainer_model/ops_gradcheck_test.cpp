@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "tests/trainer_model/gradcheck.h"
@@ -43,7 +44,9 @@ struct Fixture : ::testing::Test {
 }  // namespace
 
 TEST_F(Fixture, MatmulMatchesNaiveForAllLayoutsAndTails) {
-  const int M = 7, K = 5, N = 19;
+  // Every row count of a partial tile (1..5 rows left over) and a partial column tile.
+  for (int M = 1; M <= 13; ++M) {
+  const int K = 5, N = 19;
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb) {
       if (ta && tb) continue;
@@ -58,9 +61,10 @@ TEST_F(Fixture, MatmulMatchesNaiveForAllLayoutsAndTails) {
             ref[m * N + n] = (float)s;
           }
         be.matmul(A.data(), B.data(), C.data(), M, K, N, ta, tb, accum);
-        for (int i = 0; i < M * N; ++i) EXPECT_NEAR(C[i], ref[i], 1e-5) << ta << tb << accum << " at " << i;
+        for (int i = 0; i < M * N; ++i) ASSERT_NEAR(C[i], ref[i], 1e-5) << "M=" << M << ta << tb << accum << " at " << i;
       }
     }
+  }
 }
 
 TEST_F(Fixture, MatmulIsBitwiseIdenticalOnOneAndTwoThreads) {
@@ -156,6 +160,43 @@ TEST_F(Fixture, SiluGradient) {
   check_grad(u, du, f, "du");
 }
 
+// The vectorised elementwise ops run 16 elements at a time and pad the last group: an element's
+// result must not depend on whether it sits in a full group or in the padded tail.
+TEST_F(Fixture, SiluGivesEachElementTheSameBitsWhereverItSits) {
+  const int n = 37;
+  auto u = randn(n, 41, 3.f), g = randn(n, 42);
+  std::vector<float> a(n), du(n);
+  be.silu_forward(u.data(), a.data(), n);
+  be.silu_backward(u.data(), g.data(), du.data(), n);
+  for (int len = 1; len <= n; ++len) {
+    std::vector<float> a2(len), du2(len);
+    be.silu_forward(u.data(), a2.data(), len);
+    be.silu_backward(u.data(), g.data(), du2.data(), len);
+    ASSERT_EQ(0, std::memcmp(a2.data(), a.data(), 4 * len)) << "prefix " << len;
+    ASSERT_EQ(0, std::memcmp(du2.data(), du.data(), 4 * len)) << "prefix " << len;
+  }
+  for (int i = 0; i < n; ++i) EXPECT_NEAR(a[i], u[i] / (1.0 + std::exp(-(double)u[i])), 1e-6 * (1 + std::fabs(u[i])));
+}
+
+TEST_F(Fixture, CrossEntropyMatchesDoublePrecisionOnAnOddVocabulary) {
+  const int T = 3, V = 37;  // two full vector groups and a padded tail of 5
+  auto l = randn(T * V, 43, 4.f);
+  std::vector<std::int32_t> y = {0, 36, 17};
+  std::vector<float> dl(T * V);
+  double got = be.cross_entropy(l.data(), y.data(), dl.data(), T, V, 0.5f), want = 0;
+  for (int t = 0; t < T; ++t) {
+    double mx = -1e30, s = 0;
+    for (int v = 0; v < V; ++v) mx = std::max(mx, (double)l[t * V + v]);
+    for (int v = 0; v < V; ++v) s += std::exp(l[t * V + v] - mx);
+    want += std::log(s) + mx - l[t * V + y[t]];
+    for (int v = 0; v < V; ++v) {
+      double p = std::exp(l[t * V + v] - mx) / s;
+      EXPECT_NEAR(dl[t * V + v], 0.5 * (p - (v == y[t])), 1e-6) << t << "," << v;
+    }
+  }
+  EXPECT_NEAR(got, want, 1e-5 * want);
+}
+
 TEST_F(Fixture, CrossEntropyGradientAndIgnoredTargets) {
   const int T = 4, V = 9;
   auto l = randn(T * V, 19, 2.f);
@@ -201,4 +242,13 @@ TEST(FastExp, MatchesLibmToAFewUlp) {
   EXPECT_EQ(fast_exp(0.f), 1.f);
   EXPECT_GT(fast_exp(-200.f), 0.f);  // clamped, no denormal garbage
   EXPECT_TRUE(std::isfinite(fast_exp(200.f)));
+}
+
+TEST(FastExp, EachVectorLaneEqualsTheScalarForm) {
+  for (float x0 = -100.f; x0 < 100.f; x0 += 0.77f) {
+    v16 x;
+    for (int j = 0; j < 16; ++j) x[j] = x0 + 0.031f * j;
+    v16 e = fast_exp(x);
+    for (int j = 0; j < 16; ++j) ASSERT_EQ(e[j], fast_exp(x[j])) << x[j];
+  }
 }

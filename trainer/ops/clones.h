@@ -7,6 +7,11 @@
 #define ONEGPU_CLONES
 #endif
 
+// Forced inline for helpers called from ONEGPU_CLONES functions: they must be compiled inside
+// each clone (AVX-512, AVX2), not once for plain x86-64 and called.
+#define ONEGPU_INLINE inline __attribute__((always_inline))
+#define ONEGPU_INLINE_LAMBDA __attribute__((always_inline))
+
 namespace onegpu::trainer {
 // 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones.
 typedef float v16 __attribute__((vector_size(64)));

@@ -163,7 +163,7 @@ void attention_forward_one(const float* base, long row, int D, int h, int S, int
     }
     float mx = -INFINITY;
     for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
-    for (int j = 0; j <= i; ++j) p[j] = fast_exp(p[j] - mx);
+    for_each16(p, p, i + 1, [mx](v16 x) ONEGPU_INLINE_LAMBDA { return fast_exp(x - mx); });
     float sum = 0.f;
     for (int j = 0; j <= i; ++j) sum += p[j];
     float inv = 1.f / sum;
@@ -304,19 +304,19 @@ void CpuBackend::softmax_rows(const float* x, float* y, int T, int N) {
 namespace {
 ONEGPU_CLONES
 void silu_fwd(const float* __restrict u, float* __restrict a, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) a[i] = u[i] / (1.f + fast_exp(-u[i]));
+  for_each16(u, a, n, [](v16 x) ONEGPU_INLINE_LAMBDA { return x / (1.f + fast_exp(-x)); });
 }
 ONEGPU_CLONES
 void silu_bwd(const float* __restrict u, const float* __restrict da, float* __restrict du, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    float s = 1.f / (1.f + fast_exp(-u[i]));
-    du[i] = da[i] * s * (1.f + u[i] * (1.f - s));
-  }
+  for_each16(u, da, du, n, [](v16 x, v16 g) ONEGPU_INLINE_LAMBDA {
+    v16 s = 1.f / (1.f + fast_exp(-x));
+    return g * s * (1.f + x * (1.f - s));
+  });
 }
 // e[v] = exp(l[v] - mx); returns the sum, accumulated in eight fixed double lanes.
 ONEGPU_CLONES
 double exp_row(const float* __restrict l, float mx, float* __restrict e, int V) {
-  for (int v = 0; v < V; ++v) e[v] = fast_exp(l[v] - mx);
+  for_each16(l, e, V, [mx](v16 x) ONEGPU_INLINE_LAMBDA { return fast_exp(x - mx); });
   double lane[8] = {};
   int v = 0;
   for (; v + 8 <= V; v += 8)
@@ -325,6 +325,36 @@ double exp_row(const float* __restrict l, float mx, float* __restrict e, int V) 
   double s = 0.0;
   for (double x : lane) s += x;
   return s;
+}
+// One row of cross-entropy: returns log(sum exp l) - l[y]. e receives exp(l - max); with grad it
+// becomes the gradient scale * (softmax - onehot(y)) in place.
+ONEGPU_CLONES
+double ce_row(const float* __restrict l, float* __restrict e, int V, int y, float scale, bool grad) {
+  v16 m16 = v16{} - INFINITY;
+  int v = 0;
+  for (; v + 16 <= V; v += 16) {
+    v16 x;
+    std::memcpy(&x, l + v, sizeof x);
+    m16 = x > m16 ? x : m16;
+  }
+  float mx = -INFINITY;
+  for (int j = 0; j < 16; ++j) mx = std::max(mx, m16[j]);  // max is exact: lane order is irrelevant
+  for (; v < V; ++v) mx = std::max(mx, l[v]);
+  const double sum = exp_row(l, mx, e, V);
+  if (grad) {
+    const float f = (float)(scale / sum);
+    for (int i = 0; i < V; ++i) e[i] *= f;
+    e[y] -= scale;
+  }
+  return std::log(sum) + mx - l[y];
+}
+
+ONEGPU_CLONES
+void widen_bf16(const std::uint16_t* __restrict src, float* __restrict dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t u = (std::uint32_t)src[i] << 16;
+    std::memcpy(dst + i, &u, 4);
+  }
 }
 }  // namespace
 
@@ -340,25 +370,13 @@ double CpuBackend::cross_entropy(const float* logits, const std::int32_t* target
   auto rows = [&](int t0, int t1) {
     std::vector<float> tmp;
     for (int t = t0; t < t1; ++t) {
-      const float* l = logits + (long)t * V;
       float* dl = dlogits ? dlogits + (long)t * V : nullptr;
-      int y = targets[t];
-      if (y < 0) {
+      if (targets[t] < 0) {
         if (dl) std::fill(dl, dl + V, 0.f);
         continue;
       }
-      float mx = -INFINITY;
-      for (int v = 0; v < V; ++v) mx = std::max(mx, l[v]);
-      const float ly = l[y];
       if (!dl && (int)tmp.size() < V) tmp.resize(V);
-      float* e = dl ? dl : tmp.data();  // exponentials, then (with dl) scaled in place
-      double sum = exp_row(l, mx, e, V);
-      if (dl) {
-        float f = (float)(scale / sum);
-        for (int v = 0; v < V; ++v) dl[v] *= f;
-        dl[y] -= scale;
-      }
-      row_loss_[t] = std::log(sum) + mx - ly;
+      row_loss_[t] = ce_row(logits + (long)t * V, dl ? dl : tmp.data(), V, targets[t], scale, dl != nullptr);
     }
   };
   for_chunks(T, 4, rows);
@@ -399,11 +417,6 @@ void CpuBackend::add(const float* a, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] += a[i];
 }
 
-void CpuBackend::bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint32_t u = (std::uint32_t)src[i] << 16;
-    std::memcpy(dst + i, &u, 4);
-  }
-}
+void CpuBackend::bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) { widen_bf16(src, dst, n); }
 
 }  // namespace onegpu::trainer

@@ -13,11 +13,10 @@ namespace {
 
 constexpr int kCols = 16;  // columns per register tile: one 16-float vector per row
 
-// A kMatmulRowTile x 16 block of C held in vector registers while k runs.
-ONEGPU_CLONES
-void tile_full(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C, int m,
-               int n0, int K, int N, bool acc) {
-  constexpr int R = kMatmulRowTile;
+// A block of R rows (R <= kMatmulRowTile) x 16 columns of C held in vector registers while k runs.
+template <int R>
+ONEGPU_INLINE void tile_r(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C, int m, int n0,
+                          int K, int N, bool acc) {
   v16 c[R];
   for (int r = 0; r < R; ++r) {
     if (acc)
@@ -35,7 +34,22 @@ void tile_full(const float* A, long a_rs, long a_ks, const float* B, int ldb, fl
   for (int r = 0; r < R; ++r) std::memcpy(C + (long)(m + r) * N + n0, &c[r], sizeof(v16));
 }
 
-// Any tile shape up to kMatmulRowTile x kCols (the tails).
+// Full-width tiles: the common kMatmulRowTile rows, or the last few rows of a chunk.
+ONEGPU_CLONES
+void tile_full(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C, int m, int rows,
+               int n0, int K, int N, bool acc) {
+  static_assert(kMatmulRowTile == 6, "one case per row count below");
+  switch (rows) {
+    case 6: tile_r<6>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+    case 5: tile_r<5>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+    case 4: tile_r<4>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+    case 3: tile_r<3>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+    case 2: tile_r<2>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+    default: tile_r<1>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+  }
+}
+
+// Any tile shape up to kMatmulRowTile x kCols (column tails, when N is not a multiple of 16).
 ONEGPU_CLONES
 void tile_any(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C, int m,
               int rows, int n0, int cols, int K, int N, bool acc) {
@@ -73,8 +87,8 @@ void matmul_rows(const float* A, long a_rs, long a_ks, const float* B, float* C,
     }
     for (int m = m0; m < m1; m += kMatmulRowTile) {
       int rows = std::min(kMatmulRowTile, m1 - m);
-      if (rows == kMatmulRowTile && cols == kCols)
-        tile_full(A, a_rs, a_ks, b, ldb, C, m, n0, K, N, accumulate);
+      if (cols == kCols)
+        tile_full(A, a_rs, a_ks, b, ldb, C, m, rows, n0, K, N, accumulate);
       else
         tile_any(A, a_rs, a_ks, B + n0, N, C, m, rows, n0, cols, K, N, accumulate);
     }

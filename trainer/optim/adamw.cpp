@@ -44,35 +44,26 @@ double sum_squares(const float* g, std::int64_t n) {
   return s;
 }
 
-// In blocks of 256: the moment updates and the final step vectorise; the square roots run in
-// their own small loop (with errno semantics, a sqrt inside the main loop stops vectorisation).
+// One pass per element: moments, bias-corrected step with decoupled weight decay, and the bf16
+// copy. Vectorises (the trainer builds with -fno-math-errno, so sqrt needs no errno branch).
 ONEGPU_CLONES
 void adamw_range(float* __restrict w, float* __restrict m, float* __restrict v, const float* __restrict g,
                  bf16* __restrict wb, std::int64_t n, float scale, float b1, float b2, float inv_bc1,
                  float inv_bc2, float lr, float wd, float eps) {
-  constexpr int kB = 256;
-  float den[kB];
-  for (std::int64_t i0 = 0; i0 < n; i0 += kB) {
-    const int len = (int)std::min<std::int64_t>(kB, n - i0);
-    float* W = w + i0;
-    float* Mo = m + i0;
-    float* Vo = v + i0;
-    const float* G = g + i0;
-    for (int i = 0; i < len; ++i) {
-      float gi = G[i] * scale;
-      Mo[i] = b1 * Mo[i] + (1.f - b1) * gi;
-      Vo[i] = b2 * Vo[i] + (1.f - b2) * gi * gi;
-      den[i] = Vo[i] * inv_bc2;
-    }
-    for (int i = 0; i < len; ++i) den[i] = std::sqrt(den[i]) + eps;
-    for (int i = 0; i < len; ++i) {
-      W[i] -= lr * (Mo[i] * inv_bc1 / den[i] + wd * W[i]);
-      // round to nearest even bf16 (weights are finite here: the norm check ran first)
-      std::uint32_t u;
-      std::memcpy(&u, &W[i], 4);
-      u += 0x7fffu + ((u >> 16) & 1u);
-      wb[i0 + i] = (bf16)(u >> 16);
-    }
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float gi = g[i] * scale;
+    const float mi = b1 * m[i] + (1.f - b1) * gi;
+    const float vi = b2 * v[i] + (1.f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float den = std::sqrt(vi * inv_bc2) + eps;
+    const float wi = w[i] - lr * (mi * inv_bc1 / den + wd * w[i]);
+    w[i] = wi;
+    // round to nearest even bf16 (weights are finite here: the norm check ran first)
+    std::uint32_t u;
+    std::memcpy(&u, &wi, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    wb[i] = (bf16)(u >> 16);
   }
 }
 }  // namespace
