@@ -56,6 +56,30 @@ void CpuBackend::for_chunks(int n, int min_per_chunk, const std::function<void(i
   });
 }
 
+namespace {
+// t[k, n] = b[n, k] for b of shape [N, K]. 16 x 16 blocks: a block's 16 rows are loaded as
+// vectors and written out column by column, so both sides stay within a few cache lines.
+ONEGPU_CLONES
+void transpose(const float* __restrict b, float* __restrict t, int N, int K) {
+  for (int n0 = 0; n0 < N; n0 += 16)
+    for (int k0 = 0; k0 < K; k0 += 16) {
+      const int nn = std::min(16, N - n0), kk = std::min(16, K - k0);
+      if (nn == 16 && kk == 16) {
+        v16 r[16];
+        for (int i = 0; i < 16; ++i) std::memcpy(&r[i], b + (long)(n0 + i) * K + k0, sizeof(v16));
+        for (int k = 0; k < 16; ++k) {
+          v16 c;
+          for (int i = 0; i < 16; ++i) c[i] = r[i][k];
+          std::memcpy(t + (long)(k0 + k) * N + n0, &c, sizeof(v16));
+        }
+      } else {
+        for (int n = n0; n < n0 + nn; ++n)
+          for (int k = k0; k < k0 + kk; ++k) t[(long)k * N + n] = b[(long)n * K + k];
+      }
+    }
+}
+}  // namespace
+
 void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, int N, bool transA,
                         bool transB, bool accumulate) {
   if (M <= 0 || N <= 0) return;
@@ -74,11 +98,7 @@ void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, 
     } else {
       t = scratch((std::size_t)K * N);
     }
-    constexpr int kb = 16;  // blocked transpose: both sides stay in cache lines
-    for (int n0 = 0; n0 < N; n0 += kb)
-      for (int k0 = 0; k0 < K; k0 += kb)
-        for (int n = n0; n < std::min(N, n0 + kb); ++n)
-          for (int k = k0; k < std::min(K, k0 + kb); ++k) t[(long)k * N + n] = B[(long)n * K + k];
+    transpose(B, t, N, K);
     b = t;
   }
   long a_rs = transA ? 1 : K, a_ks = transA ? M : 1;
