@@ -437,6 +437,13 @@ void CpuBackend::add(const float* a, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] += a[i];
 }
 
-void CpuBackend::bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) { widen_bf16(src, dst, n); }
+void CpuBackend::bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) {
+  constexpr std::int64_t kBlock = 1 << 14;  // elements per chunk unit: big enough to be worth a thread
+  const int blocks = (int)((n + kBlock - 1) / kBlock);
+  for_chunks(blocks, 4, [&](int b0, int b1) {
+    const std::int64_t i0 = b0 * kBlock, i1 = std::min(n, b1 * kBlock);
+    widen_bf16(src + i0, dst + i0, i1 - i0);
+  });
+}
 
 }  // namespace onegpu::trainer
