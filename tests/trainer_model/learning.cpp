@@ -23,7 +23,7 @@ TrainOptions story_options(int steps) {
 
 // The storyboard's run: story, 1,000 steps of 4 texts, on the generated story corpus.
 // Measured: p(" time") ~ 0.99 and held-out loss ~ 0.73 (4 MB corpus, seed 1).
-TEST(Learning, Story1000StepsPredictsTimeAfterOnceUponA_about25s) {
+TEST(Learning, Story1000StepsPredictsTimeAfterOnceUponA) {
   Corpus corpus = generate_story_corpus();
   BpeTokenizer tok = BpeTokenizer::train(corpus.train);
   const std::int32_t time_id = tok.token_id(" time");
@@ -43,7 +43,7 @@ TEST(Learning, Story1000StepsPredictsTimeAfterOnceUponA_about25s) {
 }
 
 // A corpus where every story opens "Once upon a dream": the model predicts " dream" instead.
-TEST(Learning, DifferentOpeningWordIsWhatItPredicts_about8s) {
+TEST(Learning, DifferentOpeningWordIsWhatItPredicts) {
   Corpus corpus = generate_story_corpus(StoryCorpusOptions::variant("dream", 1, std::size_t{1} << 20));
   BpeTokenizer tok = BpeTokenizer::train(corpus.train);
   const std::int32_t id = tok.token_id(" dream");
