@@ -102,15 +102,15 @@ const std::vector<ChapterInfo>& story() {
       {"stages", "Pipeline parallelism", "Split by height",
        "Now cut the model across its depth: two more GPUs take layers 5–8 above the first two. "
        "Each level is a stage, and the eight-layer model fits.",
-       "", false},
+       "", true},
       {"wait", "Pipeline parallelism", "Handing up, waiting",
        "Stage 1 passes its results up, stage 2 finishes and measures the error, and the "
        "correction comes back down. While one stage works, the other sits idle.",
-       "", false},
+       "", true},
       {"back-to-back", "Pipeline parallelism", "Keep the pipe full",
        "Send microbatches one behind another, and stage 1 starts the next while stage 2 is busy "
        "with the last. More microbatches mean less idle time.",
-       "", false},
+       "", true},
       // Part 6: scale.
       {"deeper", "Scale", "Deeper",
        "Those four GPUs are four cells of the field from the start. A 32-layer model split into "

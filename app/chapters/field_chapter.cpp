@@ -39,6 +39,7 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
     look.flash = pulse(t, on_at, T::kSwitchTime * 2.0f) * 0.8f;
     look.fade = fade_in * (cell.gpu == 0 ? 1.0f : d.others_fade);
     if (cell.gpu < d.hidden) continue;
+    if (std::find(d.also_hidden.begin(), d.also_hidden.end(), cell.gpu) != d.also_hidden.end()) continue;
     if (cell.gpu == 0) {
       look.detail = d.gpu1_detail;
       look.tiles = d.gpu1_tiles;
@@ -67,8 +68,10 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
   return lit;
 }
 
-void draw_field_behind(Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden) {
+void draw_field_behind(Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden,
+                       std::vector<int> also_hidden) {
   FieldDraw d;
+  d.also_hidden = std::move(also_hidden);
   d.others_fade = fade;
   d.ring = 0.0f;
   d.hidden = hidden;

@@ -1,5 +1,7 @@
 #pragma once
 // Scenes 1 and 2: the field of 512 GPUs switching on around GPU 1, then the dive into GPU 1.
+#include <vector>
+
 #include "app/chapters/chapter.h"
 #include "app/scene/field_layout.h"
 
@@ -36,11 +38,13 @@ struct FieldDraw {
   float gpu1_detail = 0.0f, gpu1_tiles = 1.0f, gpu1_memory = 1.0f;
   float ring = 1.0f;  // opacity of GPU 1's ring
   int hidden = 0;  // GPUs 1..hidden are left out: a later chapter draws them itself, opened up
+  std::vector<int> also_hidden;  // more GPUs left out (0-based), e.g. the second stage's
 };
 int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
 render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
 // The field behind opened GPUs: every other chip dimmed to `fade`, GPUs 1..hidden left out.
-void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden = 1);
+void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden = 1,
+                       std::vector<int> also_hidden = {});
 
 class GpuChapter : public Chapter {
  public:

@@ -13,8 +13,6 @@ namespace onegpu::app {
 
 using namespace render;
 
-namespace {
-
 // A rectangle outlined in dashes.
 void dashed_rect(Canvas& c, const Rect& r, float dash, float width, glm::vec4 col) {
   auto side = [&](glm::vec2 a, glm::vec2 b) {
@@ -28,6 +26,8 @@ void dashed_rect(Canvas& c, const Rect& r, float dash, float width, glm::vec4 co
   side({r.min.x, r.max.y}, r.min);
 }
 
+namespace {
+
 // The four layers the 8-layer model adds, stacked above a box.
 Rect extra_slab(const BoxParts& b, int k) {
   Rect base = b.slab(3, 4);
@@ -37,6 +37,8 @@ Rect extra_slab(const BoxParts& b, int k) {
 }
 
 }  // namespace
+
+Rect waiting_layer_rect(const Rect& chip, int k) { return extra_slab(box_parts(chip), k); }
 
 void draw_waiting_layers(Canvas& c, const Rect& chip, float drop, float wpp) {
   BoxParts b = box_parts(chip);

@@ -11,6 +11,10 @@ namespace onegpu::app {
 
 // The four layers an 8-layer model adds, dashed, waiting above a GPU's box (they don't fit).
 void draw_waiting_layers(render::Canvas& c, const render::Rect& chip, float drop, float wpp);
+// Where the k-th (0-based) of those layers waits above `chip` once it has dropped.
+render::Rect waiting_layer_rect(const render::Rect& chip, int k);
+// A rectangle outlined in dashes.
+void dashed_rect(render::Canvas& c, const render::Rect& r, float dash, float width, glm::vec4 col);
 
 class MemoryChapter : public Chapter {
  public:

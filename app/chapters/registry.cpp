@@ -6,6 +6,7 @@
 #include "app/chapters/field_chapter.h"
 #include "app/chapters/learning_chapters.h"
 #include "app/chapters/memory_chapters.h"
+#include "app/chapters/pipeline_chapters.h"
 #include "app/chapters/split_experts_chapter.h"
 
 namespace onegpu::app {
@@ -30,6 +31,9 @@ std::unique_ptr<Chapter> make_chapter(int index) {
   if (s[index].id == "tokens") return std::make_unique<TokensChapter>();
   if (s[index].id == "bigger") return std::make_unique<MemoryChapter>(false);
   if (s[index].id == "oom") return std::make_unique<MemoryChapter>(true);
+  if (s[index].id == "stages") return std::make_unique<StagesChapter>();
+  if (s[index].id == "wait") return std::make_unique<WaitChapter>();
+  if (s[index].id == "back-to-back") return std::make_unique<BackToBackChapter>();
   for (const auto& [id, scene] : learning)
     if (s[index].id == id) return std::make_unique<LearningChapter>(scene);
   return std::make_unique<ComingSoonChapter>(index);

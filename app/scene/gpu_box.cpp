@@ -103,7 +103,8 @@ void draw_box(Canvas& c, const BoxParts& p, const BoxLook& look, float wpp) {
     float tone = l < static_cast<int>(look.tone.size()) ? look.tone[l] : 0.0f;
     glm::vec4 fill = mix(mix(palette::weights, palette::chip_body, 0.55f), palette::weights, tone);
     c.box({r.min + off, r.max + off}, with_alpha(fill, al), 0.012f * s, with_alpha(palette::weights, al), line);
-    c.text("Layer " + std::to_string(l + 1), glm::vec2(r.min.x + 0.025f * s, r.center().y - 0.012f * s) + off,
+    c.text("Layer " + std::to_string(look.first_layer + l + 1),
+           glm::vec2(r.min.x + 0.025f * s, r.center().y - 0.012f * s) + off,
            0.034f * s, with_alpha(palette::text, al), Align::Left);
   }
   if (look.hairlines > 0.0f) {

@@ -36,6 +36,7 @@ struct BoxLook {
   float strip_swell = 0.0f;   // a one-off swell when the strip is named
   int layers = 0;             // slabs in the box (fully landed)
   int drawn_layers = 4;       // slots the box is divided into
+  int first_layer = 0;        // number of the bottom slab's layer, less one (stage 2: 4)
   float dropping = 0.0f;      // the next slab's fall, 0 above the box .. 1 landed
   float hairlines = 0.0f;     // faint lines above the top slab: deeper models
   std::vector<float> tone;    // per-layer re-tone flash 0..1 (after an update)

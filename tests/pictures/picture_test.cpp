@@ -196,7 +196,12 @@ TEST(Pictures, TwoRendersAreIdentical) {
 }
 
 TEST(Pictures, NotBuiltChaptersShowTheirCard) {
-  HeadlessImage img = shoot("stages", std::nullopt, false, 800, 450);
+  // Whichever chapter is still unbuilt (the list shrinks as chapters are built).
+  const char* unbuilt = nullptr;
+  for (const auto& c : story())
+    if (!c.built) unbuilt = c.id.data();  // ids are string literals: null-terminated
+  if (!unbuilt) GTEST_SKIP() << "every chapter is built";
+  HeadlessImage img = shoot(unbuilt, std::nullopt, false, 800, 450);
   // The hatched card: its centre is neither the background nor empty.
   Image im{img.width, img.height, &img.rgba};
   int amber = 0;

@@ -1,0 +1,70 @@
+#pragma once
+// Scenes 21-23: pipeline parallelism on the 8-layer model, from a real pp=2 dp=2 ep=2 run.
+//   stages        layers 5-8 lift into two new GPUs above GPUs 1-2; every wall at its rank's
+//                 allocator bytes, all under capacity
+//   wait          one microbatch up stage 1, handed up, up stage 2, loss, and back down, the
+//                 idle stage hatched; times from the engine's virtual clock
+//   back-to-back  two microbatches one behind the other, gauges per GPU; then 1, 2 and 4
+//                 microbatches side by side, measured idle beside the textbook (p-1)/(m+p-1)
+#include "app/chapters/chapter.h"
+#include "app/chapters/pipeline_scene.h"
+
+namespace onegpu::app {
+
+class StagesChapter : public Chapter {
+ public:
+  static constexpr float kPan = 1.4f, kSockets = 0.8f, kLift = 1.2f, kArrive = 2.3f, kWalls = 2.9f, kFits = 3.7f,
+                         kLabels = 4.0f;
+  float duration() const override { return 5.0f; }
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float) override;
+  // Where the check mark of a rank's "fits" badge sits.
+  render::Rect fits_badge(int rank) const;
+
+ private:
+  PipeScene sc_;
+};
+
+// One pipelined step drawn from the real run with `microbatches` per GPU; the chapter clock
+// maps linearly onto the step's virtual time.
+class PipelineStepChapter : public Chapter {
+ public:
+  static constexpr float kRun = 0.5f, kRunFor = 5.0f;
+  explicit PipelineStepChapter(int microbatches) : m_(microbatches) {}
+  render::Camera camera(glm::vec2 viewport, float t) const override;
+  void prepare(float) override;
+  // Virtual seconds of the step shown at chapter time t (negative before it starts).
+  double virtual_time(float t) const;
+  const PipelineStep& step() const { return story_pipeline_step(m_); }
+  const PipeScene& scene() const { return sc_; }
+
+ protected:
+  // Boxes, lit layers, hatching, hand-overs, gauges; returns the virtual time drawn.
+  double draw_run(const SceneFrame& f, const render::Camera& cam);
+  float below_ = 0.6f;  // room under the boxes, in world units
+  int m_;
+  PipeScene sc_;
+};
+
+class WaitChapter : public PipelineStepChapter {
+ public:
+  WaitChapter() : PipelineStepChapter(1) {}
+  float duration() const override { return kRun + kRunFor + 1.2f; }
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+};
+
+class BackToBackChapter : public PipelineStepChapter {
+ public:
+  static constexpr float kCompare = 5.8f, kCompareEvery = 0.6f;
+  static constexpr int kRuns[3] = {1, 2, 4};
+  BackToBackChapter() : PipelineStepChapter(2) { below_ = 1.75f; }
+  float duration() const override { return kCompare + 3 * kCompareEvery + 1.0f; }
+  void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float) override;
+  // The mini gauge of run i (m = kRuns[i]) for a stage, on one scale for all three runs.
+  render::Rect compare_gauge(int i, int stage) const;
+  double compare_full() const;  // the scale: the longest of the three runs
+};
+
+}  // namespace onegpu::app

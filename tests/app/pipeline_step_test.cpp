@@ -1,0 +1,96 @@
+// read_pipeline_step on plans run on the virtual clock alone (no maths): what chapters 21-23
+// draw must add up to the engine's own summary and, with the textbook's unit costs, to the
+// textbook's bubble.
+#include <gtest/gtest.h>
+
+#include "app/run/pipeline_step.h"
+
+using namespace onegpu;
+using namespace onegpu::app;
+using namespace onegpu::trainer;
+
+namespace {
+
+RunConfig four_gpus(int microbatches, Schedule schedule) {  // pp=2 x dp=2 x ep=2, as the chapters run
+  RunConfig c;
+  c.layers = 8;
+  c.experts = 16;
+  c.pp = 2;
+  c.dp = 2;
+  c.ep = 2;
+  c.microbatches = microbatches;
+  c.schedule = schedule;
+  return c;
+}
+
+}  // namespace
+
+TEST(PipelineStep, UnitCostsGiveTheTextbookBubble) {
+  for (int m : {1, 2, 4}) {
+    // With experts split, the all-to-alls cost nothing under unit costs, so idle is the schedule's alone.
+    const Plan plan = compile_plan(four_gpus(m, m >= 2 ? Schedule::OneFOneB : Schedule::GPipe));
+    const PipelineStep s = read_pipeline_step(plan, simulate(plan, CostModel::unit()));
+    EXPECT_DOUBLE_EQ(s.textbook, 1.0 / (m + 1)) << m;
+    EXPECT_NEAR(s.bubble, s.textbook, 1e-9) << m;
+  }
+}
+
+TEST(PipelineStep, SpansHandoffsAndIdleAgreeWithTheTimeline) {
+  const Plan plan = compile_plan(four_gpus(4, Schedule::OneFOneB));
+  CostModel cost = CostModel::unit();
+  cost.free_comm = false;  // sends take time: hand-overs have a length
+  const Timeline tl = simulate(plan, cost);
+  const PipelineStep s = read_pipeline_step(plan, tl);
+  ASSERT_EQ(s.pp, 2);
+  ASSERT_EQ(s.dp, 2);
+  // Every rank works on each microbatch once going up and once coming down.
+  EXPECT_EQ(s.spans.size(), 4u * 4u * 2u);
+  for (int r = 0; r < 4; ++r) {
+    double busy = 0;
+    for (const PipeOp& o : s.ops)
+      if (o.rank == r) busy += o.end - o.begin;
+    EXPECT_NEAR(s.busy(r), busy, 1e-12);
+    EXPECT_NEAR(s.rank_idle[r], 1.0 - busy / s.pipeline_end, 1e-9) << r;
+    double last = -1.0;
+    for (const PipeSpan& sp : s.spans) {
+      if (sp.rank != r) continue;
+      EXPECT_GE(sp.begin, last);  // in time order
+      EXPECT_LE(sp.end, s.pipeline_end);
+      last = sp.begin;
+    }
+  }
+  // Each GPU of stage 1 hands up four microbatches and gets four corrections back.
+  int up = 0, down = 0;
+  for (const PipeHandoff& h : s.handoffs) {
+    EXPECT_LE(h.sent, h.arrived);
+    if (h.backward) {
+      ++down;
+      EXPECT_EQ(s.stage_of(h.from), 1);
+      EXPECT_EQ(s.stage_of(h.to), 0);
+    } else {
+      ++up;
+      EXPECT_EQ(s.stage_of(h.from), 0);
+      EXPECT_EQ(s.stage_of(h.to), 1);
+    }
+  }
+  EXPECT_EQ(up, 8);
+  EXPECT_EQ(down, 8);
+  // Both stages' gradients meet after their last backward.
+  for (int stage = 0; stage < 2; ++stage) EXPECT_GT(s.meet_end[stage], s.meet_begin[stage] - 1e-12);
+  EXPECT_GE(s.step_end, s.pipeline_end);
+}
+
+TEST(PipelineStep, InOneFOneBTheStagesOverlapOnDifferentMicrobatches) {
+  const Plan plan = compile_plan(four_gpus(2, Schedule::OneFOneB));
+  const PipelineStep s = read_pipeline_step(plan, simulate(plan, CostModel::unit()));
+  // Stage 2's first microbatch runs while stage 1 runs its second.
+  bool overlap = false, fwd_with_bwd = false;
+  for (const PipeSpan& a : s.spans)
+    for (const PipeSpan& b : s.spans)
+      if (a.rank == 0 && b.rank == 2 && a.microbatch != b.microbatch && a.begin < b.end && b.begin < a.end) {
+        overlap = true;
+        fwd_with_bwd |= a.backward != b.backward;
+      }
+  EXPECT_TRUE(overlap);
+  EXPECT_TRUE(fwd_with_bwd);  // some GPU goes forward while another goes backward
+}
