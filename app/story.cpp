@@ -126,15 +126,15 @@ const std::vector<ChapterInfo>& story() {
       {"copies", "Scale", "Eight copies",
        "Copy the 64-GPU team eight times and each stage reads 64 microbatches at once: 64-way "
        "data parallelism, experts split eight ways, eight stages — 512 GPUs.",
-       "", false},
+       "", true},
       {"again", "Scale", "Many more steps",
        "Training runs for a very long time; the weights across the field change a little with "
        "every tenfold of steps, and so does the writing.",
-       "Keep training", false},
+       "Keep training", true},
       {"one-of-512", "Scale", "GPU 1, again",
        "Every GPU in the field is doing its own share of what GPU 1 did. Ours holds four of the "
        "32 layers and eight of each layer's 64 experts.",
-       "", false},
+       "", true},
   };
   return chapters;
 }

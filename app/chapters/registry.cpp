@@ -4,6 +4,7 @@
 #include "app/chapters/dp_chapters.h"
 #include "app/chapters/expert_chapters.h"
 #include "app/chapters/field_chapter.h"
+#include "app/chapters/finale_chapters.h"
 #include "app/chapters/learning_chapters.h"
 #include "app/chapters/memory_chapters.h"
 #include "app/chapters/pipeline_chapters.h"
@@ -18,6 +19,9 @@ std::unique_ptr<Chapter> make_chapter(int index) {
   if (s[index].id == "gpu") return std::make_unique<GpuChapter>();
   if (s[index].id == "open") return std::make_unique<OpenChapter>();
   if (s[index].id == "weights") return std::make_unique<WeightsChapter>();
+  if (s[index].id == "copies") return std::make_unique<CopiesChapter>();
+  if (s[index].id == "again") return std::make_unique<AgainChapter>();
+  if (s[index].id == "one-of-512") return std::make_unique<OneOf512Chapter>();
   const std::pair<const char*, LearningScene> learning[] = {
       {"next-token", LearningScene::NextToken}, {"guess", LearningScene::Guess},
       {"gradients", LearningScene::Gradients},  {"step", LearningScene::Step},

@@ -362,23 +362,8 @@ int sample_main(int argc, char** argv) {
   try {
     PredictArgs a = parse_predict_args(rest(argc, argv), true);
     auto t = trainer::Trainer::load_for_inference(a.resume);
-    const auto& tok = t->tokenizer();
-    auto ids = tok.encode(a.prompt);
-    trainer::Rng rng(a.seed);
-    std::string out = a.prompt;
-    for (int i = 0; i < a.tokens; ++i) {
-      auto p = trainer::next_token_probs(t->model(), ids);
-      // temperature: p^(1/T), renormalised
-      double sum = 0;
-      for (auto& x : p) sum += x = std::pow(x, 1.0 / a.temperature);
-      double u = rng.uniform() * sum, c = 0;
-      std::int32_t pick = (std::int32_t)p.size() - 1;
-      for (std::size_t v = 0; v < p.size(); ++v)
-        if ((c += p[v]) > u) { pick = (std::int32_t)v; break; }
-      if (pick == tok.eot_id()) break;
-      ids.push_back(pick);
-      out += tok.token_text(pick);
-    }
+    std::string out = a.prompt + trainer::sample_continuation(t->model(), t->tokenizer(), a.prompt, a.tokens,
+                                                              a.seed, a.temperature);
     std::printf("%s\n", out.c_str());
     return 0;
   } catch (const Error& e) {

@@ -121,6 +121,12 @@ Prediction StoryRun::predict(Trainer& t, int k) const {
   return p;
 }
 
+Prediction StoryRun::with_sample(Trainer& t, Prediction p) const {
+  // The same seed at every milestone: the writing changes only because the weights did.
+  p.sample = sample_continuation(t.model(), tok_, kPrompt, kSampleTokens, 11, 0.8);
+  return p;
+}
+
 Prediction StoryRun::predict_now(int k) {
   if (!first_) rewind(1);
   return predict(*first_, k);
@@ -134,14 +140,14 @@ void StoryRun::start_training(int steps) {
     auto t = fresh(1, steps, true);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      milestones_.push_back(predict(*t, 8));
+      milestones_.push_back(with_sample(*t, predict(*t, 8)));
     }
     auto t0 = std::chrono::steady_clock::now();
     for (int s = 1; s <= steps && !stop_; ++s) {
       t->step();
       trained_ = s;
       if (is_milestone(s) || s == steps) {
-        Prediction p = predict(*t, 8);
+        Prediction p = with_sample(*t, predict(*t, 8));
         std::lock_guard<std::mutex> lock(mu_);
         milestones_.push_back(std::move(p));
         seconds_per_step_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / s;

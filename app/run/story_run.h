@@ -22,6 +22,7 @@
 namespace onegpu::app {
 
 inline constexpr const char* kPrompt = "Once upon a";
+inline constexpr int kSampleTokens = 16;  // length of the writing sampled at each milestone
 
 struct Tray {
   std::string text;                   // the text as the model reads it (decoded tokens)
@@ -40,6 +41,7 @@ struct Prediction {
   std::vector<trainer::TokenProb> top;  // most likely first
   double p_time = 0.0;                  // probability of " time"
   double loss_time = 0.0;               // -log p(" time"): the error the chapters show
+  std::string sample;                   // long-run milestones only: the model's own writing after the prompt
 };
 
 class StoryRun {
@@ -89,6 +91,7 @@ class StoryRun {
   // rewind); the long run reads the whole corpus.
   std::unique_ptr<trainer::Trainer> fresh(int microbatches, int steps, bool whole_corpus) const;
   Prediction predict(trainer::Trainer& t, int k) const;
+  Prediction with_sample(trainer::Trainer& t, Prediction p) const;
 
   trainer::Corpus corpus_, sliver_;
   trainer::BpeTokenizer tok_;

@@ -115,4 +115,30 @@ std::vector<double> per_text_loss(Model& m, const Batch& b) {
   return out;
 }
 
+std::string sample_continuation(Model& m, const BpeTokenizer& tok, std::string_view prompt, int tokens,
+                                std::uint64_t seed, double temperature) {
+  if (prompt.empty()) throw Error("sample: the prompt is empty");
+  if (tokens <= 0) throw Error("sample: the number of tokens must be positive");
+  if (!(temperature > 0.0)) throw Error("sample: the temperature must be positive");
+  auto ids = tok.encode(prompt);
+  Rng rng(seed);
+  std::string out;
+  for (int i = 0; i < tokens; ++i) {
+    auto p = next_token_probs(m, ids);
+    double sum = 0;
+    for (auto& x : p) sum += x = std::pow(x, 1.0 / temperature);
+    double u = rng.uniform() * sum, c = 0;
+    std::int32_t pick = (std::int32_t)p.size() - 1;
+    for (std::size_t v = 0; v < p.size(); ++v)
+      if ((c += p[v]) > u) {
+        pick = (std::int32_t)v;
+        break;
+      }
+    if (pick == tok.eot_id()) break;
+    ids.push_back(pick);
+    out += tok.token_text(pick);
+  }
+  return out;
+}
+
 }  // namespace onegpu::trainer

@@ -46,6 +46,12 @@ struct RouterChoice {
 };
 std::vector<RouterChoice> router_choices(Model& m, const std::vector<std::int32_t>& tokens, int layer);
 
+// Writing: continues prompt with up to `tokens` tokens drawn from the model's distribution
+// sharpened by `temperature` (p^(1/T)), seeded; stops early at end-of-text. Returns only the
+// continuation. Throws Error for an empty prompt, tokens <= 0 or temperature <= 0.
+std::string sample_continuation(Model& m, const BpeTokenizer& tok, std::string_view prompt, int tokens,
+                                std::uint64_t seed, double temperature);
+
 // Mean cross-entropy of each text (row) of a batch.
 std::vector<double> per_text_loss(Model& m, const Batch& b);
 

@@ -1,0 +1,360 @@
+#include "app/chapters/finale_chapters.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/chapters/box_chapters.h"
+#include "app/chapters/field_chapter.h"
+#include "app/run/field_plan.h"
+#include "app/run/model_memory.h"
+#include "app/run/story_run.h"
+#include "app/scene/chip.h"
+#include "app/scene/gpu_box.h"
+#include "render/palette.h"
+#include "render/tween.h"
+
+namespace onegpu::app {
+
+using namespace render;
+
+Rect block_bounds(const FieldLayout& layout, int block, float pad) {
+  const int per = FieldLayout::kBlockSide * FieldLayout::kBlockSide;
+  Rect r = layout.chip_rect(block * per);
+  for (int g = block * per; g < (block + 1) * per; ++g) {
+    Rect c = layout.chip_rect(g);
+    r.min = glm::min(r.min, c.min);
+    r.max = glm::max(r.max, c.max);
+  }
+  r.min -= glm::vec2(pad * FieldLayout::kChip);
+  r.max += glm::vec2(pad * FieldLayout::kChip);
+  return r;
+}
+
+namespace {
+
+// A bracket: a line from a to b with end ticks of length `tick` towards `inward`.
+void bracket(Canvas& c, glm::vec2 a, glm::vec2 b, glm::vec2 inward, float tick, float w, glm::vec4 col) {
+  c.line(a, b, w, col);
+  c.line(a, a + inward * tick, w, col);
+  c.line(b, b + inward * tick, w, col);
+}
+
+// One line of the model's writing, fit for the panel: no line breaks, at most `max_chars` bytes
+// (cut at a UTF-8 boundary, with an ellipsis).
+std::string one_line(std::string s, std::size_t max_chars) {
+  for (char& ch : s)
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+  if (s.size() <= max_chars) return s;
+  std::size_t cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "…";
+}
+
+std::string with_commas(long long v) {
+  std::string s = std::to_string(v), out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- Scene 27: eight copies ----
+
+float CopiesChapter::on_at(const FieldCell& cell) {
+  if (cell.replica == 0) return -1.0f;  // the block we ran the step on is already on
+  // Block by block, and inside a block from the bottom row up, so each copy visibly fills.
+  return kCopy + (cell.replica - 1) * kCopyEvery + 0.012f * (cell.stage * FieldLayout::kBlockSide + cell.column) * 0.3f;
+}
+
+Camera CopiesChapter::field_view(glm::vec2 viewport) const {
+  Rect b = layout_.bounds();
+  // Room on the left for the stage bracket, above for the count, below for the data bracket.
+  b.min.x -= 3.4f;
+  b.min.y -= 3.0f;
+  b.max.y += 1.6f;
+  return Camera::fit(b, viewport, 0.03f);
+}
+
+Camera CopiesChapter::camera(glm::vec2 viewport, float t) const {
+  Camera block = Camera::fit(block_bounds(layout_, 0, 0.9f), viewport, 0.03f);
+  return dive(block, field_view(viewport), phase(t, kPull, kPullFor, Ease::InOutCubic));
+}
+
+void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  Canvas& c = f.world;
+  const FieldPlan& plan = field_plan();
+  int lit = 0;
+  c.set_layer(0);
+  for (const FieldCell& cell : layout_.cells()) {
+    ChipLook look;
+    const float at = on_at(cell);
+    look.power = at < 0.0f ? 1.0f : phase(t, at, 0.3f, Ease::OutCubic);
+    look.flash = at < 0.0f ? 0.0f : pulse(t, at, 0.6f) * 0.8f;
+    look.fade = 1.0f;
+    draw_chip(c, layout_.chip_rect(cell.gpu), look, wpp);
+    if (look.power >= 0.5f) ++lit;
+  }
+
+  // The count, top right of the view.
+  const float s = 15.0f * f.ui_scale;
+  glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
+  f.screen.text(std::to_string(lit), at, 2.6f * s, palette::text, Align::Right);
+  f.screen.text("GPUs", at - glm::vec2(0.0f, 1.3f * s), s, palette::text_dim, Align::Right);
+
+  // Brackets, from the plan's own numbers.
+  const float a = phase(t, kLabels, 0.7f, Ease::Smooth);
+  if (a <= 0.0f) return;
+  c.set_layer(2);
+  const Rect field = layout_.bounds();
+  const float w = std::max(1.5f * wpp, 0.03f), big = 0.55f, small = 0.4f;
+  const glm::vec4 ink = with_alpha(palette::text, a), dim = with_alpha(palette::text_dim, a);
+  char line[160];
+
+  // Left: the eight stages of the top-left block (block 0, where GPU 1 is).
+  Rect b0 = block_bounds(layout_, 0);
+  float x = field.min.x - 0.35f;
+  bracket(c, {x, b0.min.y}, {x, b0.max.y}, {1.0f, 0.0f}, 0.2f, w, dim);
+  std::snprintf(line, sizeof line, "%d stages", plan.pp());
+  c.text(line, {x - 0.25f, b0.center().y + 0.2f}, big, ink, Align::Right);
+  c.text("pipeline", {x - 0.25f, b0.center().y - 0.45f}, small, dim, Align::Right);
+
+  // Top: one row of a block is one machine, its GPUs splitting the experts.
+  float y = b0.max.y + 0.3f;
+  bracket(c, {b0.min.x, y}, {b0.max.x, y}, {0.0f, -1.0f}, 0.2f, w, dim);
+  std::snprintf(line, sizeof line, "experts split %d ways across a machine's row", plan.ep());
+  c.text(line, {b0.center().x, y + 0.25f}, small, ink, Align::Center);
+
+  // Bottom: every stage row, over all blocks, is the data-parallel copies of that stage.
+  y = field.min.y - 0.45f;
+  bracket(c, {field.min.x, y}, {field.max.x, y}, {0.0f, 1.0f}, 0.2f, w, dim);
+  std::snprintf(line, sizeof line, "data parallel: %d copies of every stage (%d blocks × %d GPUs), each reading its own microbatch",
+                plan.dp(), plan.dp() / plan.ep(), plan.ep());
+  c.text(line, {field.center().x, y - 0.7f}, small, ink, Align::Center);
+  std::snprintf(line, sizeof line, "%d stages × %d copies = %d GPUs", plan.pp(), plan.dp(), plan.world());
+  c.text(line, {field.center().x, y - 1.55f}, big * 1.2f, ink, Align::Center);
+
+  // Stage 1 everywhere: 64 GPUs that each take a microbatch at the same moment.
+  const float hl = phase(t, kLabels + 0.9f, 0.6f, Ease::Smooth);
+  for (const FieldCell& cell : layout_.cells())
+    if (cell.stage == 0) {
+      Rect r = layout_.chip_rect(cell.gpu);
+      c.box(Rect::centered(r.center(), r.size() + glm::vec2(0.14f)), {0, 0, 0, 0}, 0.08f,
+            with_alpha(palette::forward, 0.9f * hl), std::max(1.5f * wpp, 0.035f));
+    }
+  std::snprintf(line, sizeof line, "outlined: stage 1's %d GPUs, each starting a microbatch of its own at the same moment",
+                plan.dp());
+  c.text(line, {field.center().x, y - 2.3f}, small, with_alpha(palette::forward, hl), Align::Center);
+  c.set_layer(0);
+}
+
+// ---- Scene 28: many more steps ----
+
+int AgainChapter::shown(float t, int available) {
+  int by_time = t < kFirstLine ? 0 : 1 + static_cast<int>((t - kFirstLine) / kLineEvery);
+  return std::clamp(std::min(by_time, available), 0, 5);
+}
+
+Rect AgainChapter::writing_area() const {
+  Rect field = layout_.bounds();
+  const float h = field.size().y * 0.62f;
+  return {{field.min.x, field.min.y - 0.5f - h}, {field.max.x, field.min.y - 0.5f}};
+}
+
+Camera AgainChapter::camera(glm::vec2 viewport, float) const {
+  Rect b = layout_.bounds();
+  b.min.y = writing_area().min.y;
+  b.max.y += 1.6f;
+  return Camera::fit(b, viewport, 0.03f);
+}
+
+void AgainChapter::on_action() { StoryRun::get().start_training(1000); }
+
+void AgainChapter::prepare(float) {
+  StoryRun::get().start_training(1000);
+  StoryRun::get().wait_for_training();
+}
+
+std::string AgainChapter::activity() const {
+  StoryRun& run = StoryRun::get();
+  if (run.training_done() || run.trained_steps() == 0) return {};
+  char b[96];
+  std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
+  return b;
+}
+
+void AgainChapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  Canvas& c = f.world;
+  StoryRun& run = StoryRun::get();
+  const std::vector<Prediction> ms = run.milestones();
+  const int n = shown(t, static_cast<int>(ms.size()));
+
+  // The field: every chip on, re-toned a shade at each tenfold shown, with the rows of one
+  // step sweeping through every block: forward up the stages, then backward down.
+  const float tone = n <= 1 ? 0.0f : 0.1f * static_cast<float>(n - 1);
+  const float flash = n >= 1 ? pulse(t, kFirstLine + (n - 1) * kLineEvery, 0.7f) : 0.0f;
+  const float sweeping = t >= kSweep && t < duration() - 0.6f ? 1.0f : 0.0f;
+  const float cyc = std::fmod(std::max(0.0f, t - kSweep), kPeriod) / kPeriod;  // 0..1 through a step
+  const int stages = FieldLayout::kBlockSide;
+  for (const FieldCell& cell : layout_.cells()) {
+    ChipLook look;
+    look.power = 1.0f;
+    Rect r = layout_.chip_rect(cell.gpu);
+    c.set_layer(0);
+    draw_chip(c, r, look, wpp);
+    c.set_layer(1);
+    glm::vec4 wash = with_alpha(palette::weights, std::min(0.6f, tone + 0.35f * flash));
+    if (wash.a > 0.0f) c.box(r, wash, 0.06f);
+    if (sweeping > 0.0f) {
+      // Forward fills the first half of the cycle bottom-up, backward the second half top-down.
+      float up = cyc * 2.0f * stages, down = (cyc - 0.5f) * 2.0f * stages;
+      float fwd = cyc < 0.5f ? std::clamp(1.0f - std::fabs(up - (cell.stage + 0.5f)), 0.0f, 1.0f) : 0.0f;
+      float bwd = cyc >= 0.5f ? std::clamp(1.0f - std::fabs(down - (stages - 0.5f - cell.stage)), 0.0f, 1.0f) : 0.0f;
+      if (fwd > 0.0f) c.box(r, with_alpha(palette::forward, 0.75f * fwd), 0.06f);
+      if (bwd > 0.0f) c.box(r, with_alpha(palette::backward, 0.75f * bwd), 0.06f);
+    }
+  }
+
+  // Step count, top right: the real run's step at the last milestone shown.
+  const float s = 15.0f * f.ui_scale;
+  glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
+  const int step = n >= 1 ? ms[n - 1].step : 0;
+  f.screen.text("step " + with_commas(step), at, 2.2f * s, palette::text, Align::Right);
+  f.screen.text("of the story model, trained here", at - glm::vec2(0.0f, 1.3f * s), s, palette::text_dim,
+                Align::Right);
+
+  // The writing, a line per tenfold.
+  c.set_layer(2);
+  Rect wa = writing_area();
+  const float big = 0.5f, small = 0.4f, row = (wa.size().y - 2.1f) / 5.0f;
+  c.text("What the story model writes after “Once upon a”, at every tenfold of steps", {wa.min.x, wa.max.y - 0.5f},
+         big, palette::text, Align::Left);
+  c.text("Real samples, same seed each time, from the small model trained on this computer. The 512 GPUs are a",
+         {wa.min.x, wa.max.y - 1.1f}, small, palette::text_dim, Align::Left);
+  c.text("picture of the full-size run, which goes on like this for hundreds of thousands of steps.",
+         {wa.min.x, wa.max.y - 1.6f}, small, palette::text_dim, Align::Left);
+  // Legend for the sweeping rows, right-aligned with the field.
+  c.box(Rect::centered({wa.max.x - 8.4f, wa.max.y - 0.65f}, {0.4f, 0.4f}), palette::forward, 0.06f);
+  c.text("forward pass", {wa.max.x - 8.0f, wa.max.y - 0.8f}, small, palette::text_dim, Align::Left);
+  c.box(Rect::centered({wa.max.x - 4.1f, wa.max.y - 0.65f}, {0.4f, 0.4f}), palette::backward, 0.06f);
+  c.text("backward pass", {wa.max.x - 3.7f, wa.max.y - 0.8f}, small, palette::text_dim, Align::Left);
+  if (ms.size() <= 1 && !run.training_done()) {
+    c.text(run.trained_steps() > 0 ? "training…" : "Press “Keep training” to train the story model to step 1,000.",
+           {wa.min.x, wa.max.y - 2.1f - row}, big, palette::forward, Align::Left);
+  }
+  for (int k = 0; k < n && k < static_cast<int>(ms.size()); ++k) {
+    const float a = phase(t, kFirstLine + k * kLineEvery, 0.5f, Ease::Smooth);
+    const float y = wa.max.y - 2.1f - (k + 0.6f) * row;
+    c.text("step " + with_commas(ms[k].step), {wa.min.x + 3.0f, y}, small, with_alpha(palette::text_dim, a),
+           Align::Right);
+    c.text("Once upon a" + one_line(ms[k].sample, 90), {wa.min.x + 3.4f, y}, big,
+           with_alpha(k == n - 1 ? palette::text : palette::text_dim, a), Align::Left);
+  }
+  c.set_layer(0);
+}
+
+// ---- Scene 29: GPU 1, one of 512 ----
+
+namespace {
+Camera gpu1_view(const FieldLayout& layout, glm::vec2 viewport) {
+  Rect chip = layout.chip_rect(0);
+  const float s = chip.size().x;
+  // The opened box with room below for its share and above for the experts' heading.
+  return Camera::fit({{chip.min.x - 0.28f * s, chip.min.y - 0.42f * s}, {chip.max.x + 0.28f * s, chip.max.y + 0.16f * s}},
+                     viewport, 0.02f);
+}
+}  // namespace
+
+Camera OneOf512Chapter::camera(glm::vec2 viewport, float t) const {
+  Camera field = field_camera(layout_, viewport);
+  return dive(field, gpu1_view(layout_, viewport), phase(t, kDive, kDiveFor, Ease::InOutCubic));
+}
+
+Rect OneOf512Chapter::expert_rect(int layer, int e) const {
+  BoxParts b = box_parts(layout_.chip_rect(0));
+  Rect slab = b.slab(layer, 4);
+  float x0 = slab.min.x + 0.4f * slab.size().x, w = (slab.max.x - 0.01f * b.s - x0) / 8.0f;
+  float y0 = slab.min.y + 0.2f * slab.size().y, y1 = slab.max.y - 0.2f * slab.size().y;
+  return {{x0 + e * w + 0.1f * w, y0}, {x0 + (e + 1) * w - 0.1f * w, y1}};
+}
+
+void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
+  const float t = f.t, wpp = cam.world_per_pixel();
+  Canvas& c = f.world;
+  const float open = phase(t, kOpen, 0.8f, Ease::InOutCubic);
+  const float dive_p = phase(t, kDive, kDiveFor, Ease::InOutCubic);
+
+  if (open <= 0.0f) {
+    FieldDraw d;
+    d.others_fade = 1.0f - 0.8f * dive_p;
+    d.ring = 1.0f - phase(t, kDive + 1.2f, 0.6f);
+    draw_field(c, layout_, d, wpp);
+  } else {
+    draw_field_behind(c, layout_, 0.2f, wpp);
+  }
+
+  const FieldCell& cell = layout_.cell(0);
+  const GpuShare share = field_plan().share_of_cell(cell);
+  static const ShareBytes bytes = share_bytes(share);
+  const double cap = static_cast<double>(toy_capacity_bytes());
+
+  BoxParts b = box_parts(layout_.chip_rect(0));
+  const float s = b.s, line = std::max(wpp, 0.003f * s);
+  if (open > 0.0f) {
+    c.set_layer(1);
+    BoxLook look;
+    look.lid = 1.0f - open;
+    look.layers = share.end_layer - share.first_layer;
+    look.drawn_layers = 4;
+    look.split = true;
+    const float fill = phase(t, kOpen + 0.5f, 1.0f, Ease::InOutCubic);
+    look.fill_weights = fill * static_cast<float>((bytes.weights + bytes.gradients) / cap);
+    look.fill_optimizer = fill * static_cast<float>(bytes.optimizer / cap);
+    look.capacity_label = format_bytes(toy_capacity_bytes()) + " · toy GPU";
+    draw_box(c, b, look, wpp);
+    c.set_layer(2);
+    const float ex = phase(t, kExperts, 0.6f, Ease::Smooth);
+    for (int l = 0; l < look.layers; ++l)
+      for (int e = 0; e < share.end_expert - share.first_expert; ++e) {
+        Rect r = expert_rect(l, e);
+        float a = ex * phase(t, kExperts + 0.05f * (l * 8 + e), 0.3f);
+        c.box(r, with_alpha(palette::weights, 0.85f * a), 0.002f * s, with_alpha(palette::weights, a), line);
+        if (l == look.layers - 1)
+          c.text(std::to_string(share.first_expert + e + 1), {r.center().x, r.max.y + 0.05f * s}, 0.026f * s,
+                 with_alpha(palette::text_dim, a), Align::Center);
+      }
+  }
+
+  // What the plan gives GPU 1, and what it costs.
+  const float la = phase(t, kLabels, 0.6f, Ease::Smooth);
+  if (la > 0.0f) {
+    c.set_layer(2);
+    const FieldPlan& plan = field_plan();
+    char text[200];
+    std::snprintf(text, sizeof text, "experts %d–%d of %d, in each of its layers", share.first_expert + 1,
+                  share.end_expert, plan.experts());
+    c.text(text, {b.chip.center().x, b.chip.max.y + 0.07f * s}, 0.042f * s, with_alpha(palette::text, la),
+           Align::Center);
+    std::snprintf(text, sizeof text, "GPU 1 of %d · stage %d of %d · layers %d–%d of %d", plan.world(), share.stage + 1,
+                  plan.pp(), share.first_layer + 1, share.end_layer, plan.layers());
+    c.text(text, {b.chip.center().x, b.chip.min.y - 0.09f * s}, 0.05f * s, with_alpha(palette::text, la),
+           Align::Center);
+    std::snprintf(text, sizeof text,
+                  "%s of weights, gradients and optimizer state (%s weights), measured by building this share",
+                  format_bytes(bytes.total()).c_str(), with_commas(bytes.params).c_str());
+    c.text(text, {b.chip.center().x, b.chip.min.y - 0.16f * s}, 0.033f * s, with_alpha(palette::text_dim, la),
+           Align::Center);
+    const float end = phase(t, kLabels + 0.9f, 0.6f, Ease::Smooth);
+    std::snprintf(text, sizeof text, "The other %d GPUs each do the same with a share of their own.", plan.world() - 1);
+    c.text(text, {b.chip.center().x, b.chip.min.y - 0.25f * s}, 0.04f * s, with_alpha(palette::forward, end),
+           Align::Center);
+  }
+  c.set_layer(0);
+}
+
+}  // namespace onegpu::app
