@@ -148,9 +148,50 @@ void PipelineStepChapter::prepare(float) {
   step();
 }
 
+std::vector<int> PipelineStepChapter::sends_in_order() const {
+  std::vector<int> order;
+  if (!holds_) return order;
+  const auto& h = step().handoffs;
+  for (int i = 0; i < static_cast<int>(h.size()); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return h[a].sent < h[b].sent; });
+  return order;
+}
+
+int PipelineStepChapter::handoff_at(float t, float* progress) const {
+  const PipelineStep& st = step();
+  const double base = t - kRun;
+  const auto order = sends_in_order();
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    double ti = st.handoffs[order[i]].sent / st.step_end * kRunFor + kHold * i;
+    if (base < ti) break;
+    if (base < ti + kHold) {
+      if (progress) *progress = static_cast<float>((base - ti) / kHold);
+      return order[i];
+    }
+  }
+  return -1;
+}
+
 double PipelineStepChapter::virtual_time(float t) const {
   if (t < kRun) return -1.0;
-  return std::min(1.0f, (t - kRun) / kRunFor) * step().step_end;
+  const PipelineStep& st = step();
+  const double base = t - kRun;
+  const auto order = sends_in_order();
+  int passed = 0;
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    double ti = st.handoffs[order[i]].sent / st.step_end * kRunFor + kHold * i;
+    if (base < ti) break;
+    if (base < ti + kHold) return st.handoffs[order[i]].sent;  // held while it travels
+    passed = i + 1;
+  }
+  return std::clamp((base - kHold * passed) / kRunFor, 0.0, 1.0) * st.step_end;
+}
+
+float PipelineStepChapter::chapter_time(double v) const {
+  const PipelineStep& st = step();
+  int before = 0;
+  for (int i : sends_in_order()) before += st.handoffs[i].sent < v;
+  return kRun + static_cast<float>(v / st.step_end) * kRunFor + kHold * before;
 }
 
 double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
@@ -168,16 +209,19 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
     c.set_layer(2);
     draw_step_on_box(c, sc_, r, look, wpp);
   }
-  c.set_layer(3);
-  // A hand-over takes microseconds; it is drawn over 4% of the step so it can be seen.
-  draw_handoffs(c, sc_, look, 0.04 * st.step_end, wpp);
-  c.set_layer(2);
+  float travel = 0.0f;
+  int moving = handoff_at(f.t, &travel);
+  if (moving >= 0) {
+    c.set_layer(3);
+    draw_handoff(c, sc_, st.handoffs[moving], travel, 1.0f);
+    c.set_layer(2);
+  }
   draw_stage_labels(c, sc_, 1.0f);
   draw_gpu_names(c, sc_, 1.0f);
   // The gradients of each stage's two GPUs meet (its all-reduce), drawn for a moment from when
   // it began on the virtual clock.
   for (int stage = 0; stage < 2; ++stage) {
-    float at = kRun + float(st.meet_begin[stage] / st.step_end) * kRunFor;
+    float at = chapter_time(st.meet_begin[stage]);
     draw_gradients_meet(c, sc_, stage, pulse(f.t, at, 0.6f));
   }
   for (int r = 0; r < 4; ++r) {
@@ -221,20 +265,22 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
     Rect g3 = sc_.chip(2), g4 = sc_.chip(3);
     c.text(loss, {(g3.min.x + g4.max.x) * 0.5f, g3.max.y + 0.07f * s}, 0.05f * s, palette::backward, Align::Center);
   }
-  // Hand-overs named while they travel.
-  for (const PipeHandoff& h : st.handoffs) {
-    if (v < h.sent || v >= h.sent + 0.04 * st.step_end || h.from % 2 != 0) continue;
-    Rect lo = sc_.chip(std::min(h.from, h.to));
+  // The hand-over named while it travels, in the gap between the rows.
+  const int moving = handoff_at(f.t, nullptr);
+  if (moving >= 0) {
+    const PipeHandoff& h = st.handoffs[moving];
+    Rect lo = sc_.chip(1), hi = sc_.chip(3);
     char what[80];
-    std::snprintf(what, sizeof what, h.backward ? "correction handed down" : "activations handed up");
-    c.text(what, {lo.min.x - 0.02f * s, lo.max.y + 0.06f * s}, 0.04f * s,
-           h.backward ? palette::backward : palette::forward, Align::Right);
+    std::snprintf(what, sizeof what, "GPU %d %s GPU %d", h.from + 1,
+                  h.backward ? "hands the correction down to" : "hands its activations up to", h.to + 1);
+    c.text(what, {lo.max.x + 0.06f * s, (lo.max.y + hi.min.y) * 0.5f - 0.015f * s}, 0.042f * s,
+           h.backward ? palette::backward : palette::forward);
   }
   // What the hand-over really cost, and the summary.
   double send = 0.0;
   for (const PipeHandoff& h : st.handoffs) send = std::max(send, h.arrived - h.sent);
   Rect a = sc_.chip(0), b = sc_.chip(1);
-  float done = phase(f.t, kRun + kRunFor, 0.6f, Ease::Smooth);
+  float done = phase(f.t, kRun + kRunFor + kSends * kHold, 0.6f, Ease::Smooth);
   char line[220];
   std::snprintf(line, sizeof line,
                 "one microbatch, two stages: while one stage works the other waits · idle %s of the step, both stages "
@@ -242,7 +288,9 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
                 percent(st.bubble).c_str());
   c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.2f * s}, 0.042f * s, with_alpha(palette::text, done));
   std::snprintf(line, sizeof line,
-                "hand-overs are drawn slowed down: the longest took %.0f µs on the virtual NVLink", send * 1e6);
+                "the clock pauses at each hand-over so you can follow it: the longest took %.1f µs on the "
+                "virtual NVLink",
+                send * 1e6);
   c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.3f * s}, 0.036f * s, palette::text_faint);
   (void)b;
   c.set_layer(0);

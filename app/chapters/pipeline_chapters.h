@@ -6,6 +6,8 @@
 //                 idle stage hatched; times from the engine's virtual clock
 //   back-to-back  two microbatches one behind the other, gauges per GPU; then 1, 2 and 4
 //                 microbatches side by side, measured idle beside the textbook (p-1)/(m+p-1)
+#include <vector>
+
 #include "app/chapters/chapter.h"
 #include "app/chapters/pipeline_scene.h"
 
@@ -31,26 +33,36 @@ class StagesChapter : public Chapter {
 class PipelineStepChapter : public Chapter {
  public:
   static constexpr float kRun = 0.5f, kRunFor = 5.0f;
-  explicit PipelineStepChapter(int microbatches) : m_(microbatches) {}
+  // With holds, the clock stops this long at each hand-over while it travels (a send takes
+  // microseconds: too short to see at the step's pace).
+  static constexpr float kHold = 0.45f;
+  PipelineStepChapter(int microbatches, bool holds) : m_(microbatches), holds_(holds) {}
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void prepare(float) override;
-  // Virtual seconds of the step shown at chapter time t (negative before it starts).
+  // Virtual seconds of the step shown at chapter time t (negative before it starts), and back.
   double virtual_time(float t) const;
+  float chapter_time(double v) const;
+  // The hand-over travelling at t (an index into step().handoffs) and how far it has got, or -1.
+  int handoff_at(float t, float* progress) const;
   const PipelineStep& step() const { return story_pipeline_step(m_); }
   const PipeScene& scene() const { return sc_; }
 
  protected:
   // Boxes, lit layers, hatching, hand-overs, gauges; returns the virtual time drawn.
   double draw_run(const SceneFrame& f, const render::Camera& cam);
+  std::vector<int> sends_in_order() const;
   float below_ = 0.6f;  // room under the boxes, in world units
   int m_;
+  bool holds_;
   PipeScene sc_;
 };
 
 class WaitChapter : public PipelineStepChapter {
  public:
-  WaitChapter() : PipelineStepChapter(1) {}
-  float duration() const override { return kRun + kRunFor + 1.2f; }
+  // Four hand-overs: each GPU of stage 1 sends its activations up and gets its correction back.
+  static constexpr int kSends = 4;
+  WaitChapter() : PipelineStepChapter(1, true) {}
+  float duration() const override { return kRun + kRunFor + kSends * kHold + 1.2f; }
   void draw(const SceneFrame& f, const render::Camera& cam) override;
 };
 
@@ -58,7 +70,7 @@ class BackToBackChapter : public PipelineStepChapter {
  public:
   static constexpr float kCompare = 5.8f, kCompareEvery = 0.6f;
   static constexpr int kRuns[3] = {1, 2, 4};
-  BackToBackChapter() : PipelineStepChapter(2) { below_ = 1.75f; }
+  BackToBackChapter() : PipelineStepChapter(2, false) { below_ = 1.75f; }
   float duration() const override { return kCompare + 3 * kCompareEvery + 1.0f; }
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float) override;

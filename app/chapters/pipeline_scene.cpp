@@ -89,20 +89,16 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
   }
 }
 
-void draw_handoffs(Canvas& c, const PipeScene& sc, const StepLook& look, double show, float wpp) {
-  if (!look.step || look.v < 0.0) return;
-  for (const PipeHandoff& h : look.step->handoffs) {
-    if (look.v < h.sent || look.v >= h.sent + show) continue;
-    float p = ease(Ease::InOutSine, static_cast<float>((look.v - h.sent) / show));
-    BoxParts from = sc.box(h.from), to = sc.box(h.to);
-    // Up: from the top layer of stage 1 to the bottom layer of stage 2; down the other way.
-    glm::vec2 a = h.backward ? from.slab(0, 4).center() : from.slab(3, 4).center();
-    glm::vec2 b = h.backward ? to.slab(3, 4).center() : to.slab(0, 4).center();
-    glm::vec4 col = h.backward ? palette::backward : palette::forward;
-    glm::vec2 at = lerp(a, b, p);
-    c.line(a, at, std::max(2.0f * wpp, 0.01f * from.s), with_alpha(col, 0.35f * look.alpha));
-    c.disc(at, 0.03f * from.s, with_alpha(col, look.alpha));
-  }
+void draw_handoff(Canvas& c, const PipeScene& sc, const PipeHandoff& h, float progress, float alpha) {
+  float p = ease(Ease::InOutSine, progress);
+  BoxParts from = sc.box(h.from), to = sc.box(h.to);
+  // Up: from the top layer of stage 1 to the bottom layer of stage 2; down the other way.
+  glm::vec2 a = h.backward ? from.slab(0, 4).center() : from.slab(3, 4).center();
+  glm::vec2 b = h.backward ? to.slab(3, 4).center() : to.slab(0, 4).center();
+  glm::vec4 col = h.backward ? palette::backward : palette::forward;
+  glm::vec2 at = lerp(a, b, p);
+  c.line(a, at, 0.01f * from.s, with_alpha(col, 0.35f * alpha));
+  c.disc(at, 0.03f * from.s, with_alpha(col, alpha));
 }
 
 void draw_gradients_meet(Canvas& c, const PipeScene& sc, int stage, float amount) {

@@ -44,9 +44,8 @@ float held_fill(int rank);
 void draw_stage_box(render::Canvas& c, const PipeScene& sc, int rank, float fill, float fade, float wpp);
 // Lit layers and the waiting hatch for rank at the look's time.
 void draw_step_on_box(render::Canvas& c, const PipeScene& sc, int rank, const StepLook& look, float wpp);
-// Hand-overs in flight near v: a bead from one stage's box to the other, shown for `show`
-// virtual seconds after the send so the eye can follow it (the send itself is far shorter).
-void draw_handoffs(render::Canvas& c, const PipeScene& sc, const StepLook& look, double show, float wpp);
+// A hand-over in flight: a bead from one stage's box to the other, `progress` 0..1 of the way.
+void draw_handoff(render::Canvas& c, const PipeScene& sc, const PipeHandoff& h, float progress, float alpha);
 // Gradients meeting in the gap between a stage's two GPUs (its all-reduce), 0..1.
 void draw_gradients_meet(render::Canvas& c, const PipeScene& sc, int stage, float amount);
 // A rank's gauge: its compute ops up to v on a scale of `full` seconds, the rest hatched idle;

@@ -102,6 +102,7 @@ TEST(PipelineChapters, WaitGaugesShowTheRealStepsWorkAndIdle) {
   WaitChapter ch;
   const PipelineStep& st = ch.step();
   ASSERT_EQ(st.microbatches, 1);
+  ASSERT_EQ(int(st.handoffs.size()), WaitChapter::kSends);  // the chapter's length counts on it
   EXPECT_DOUBLE_EQ(st.textbook, 0.5);
   EXPECT_TRUE(std::isfinite(st.loss));
   for (int r = 0; r < 4; ++r) {
@@ -151,7 +152,8 @@ TEST(PipelineChapters, WaitHatchesTheStageThatIsIdle) {
     if (o.rank == 2 && o.begin >= fwd_end && o.end <= bwd_begin && o.end - o.begin > longest)
       longest = o.end - o.begin, v = 0.5 * (o.begin + o.end);
   ASSERT_GT(v, 0.0);
-  float t = WaitChapter::kRun + float(v / st.step_end) * WaitChapter::kRunFor;
+  float t = ch.chapter_time(v);
+  EXPECT_NEAR(ch.virtual_time(t), v, 1e-6 * st.step_end);
   HeadlessImage img = shot("wait", t);
   Image im{img.width, img.height, &img.rgba};
   auto count = [&](int rank, bool (*pred)(Rgb)) {
