@@ -113,16 +113,19 @@ const std::vector<ChapterInfo>& story() {
        "", true},
       // Part 6: scale.
       {"deeper", "Scale", "Deeper",
-       "Those four GPUs are four cells of the field from the start. A 32-layer model split into "
-       "eight stages puts four layers on each GPU.",
-       "", false},
+       "Pull back, and the four GPUs turn out to be cells of the field from the start. Make the "
+       "model 32 layers deep and cut it into eight stages of four layers, each on GPUs like ours, "
+       "and it still fits.",
+       "", true},
       {"wider", "Scale", "Wider",
-       "Give each layer 64 experts and split them eight ways: each GPU still holds eight.",
-       "", false},
+       "Now give every layer 64 experts and share them out eight ways. Each stage becomes a "
+       "machine of eight GPUs, and each GPU still keeps only eight experts a layer.",
+       "", true},
       {"step-64", "Scale", "One step on 64 GPUs",
-       "Run a step on the 64-GPU block: microbatches climb, corrections descend, and once the "
-       "pipe drains every GPU updates the weights it holds.",
-       "", false},
+       "One real step on all 64: microbatches climb from the first stage, corrections come back "
+       "down, stages wait until the pipe is full, and after the last correction every GPU "
+       "updates its own weights.",
+       "", true},
       {"copies", "Scale", "Eight copies",
        "Copy the 64-GPU team eight times and each stage reads 64 microbatches at once: 64-way "
        "data parallelism, experts split eight ways, eight stages — 512 GPUs.",

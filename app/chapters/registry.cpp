@@ -8,6 +8,7 @@
 #include "app/chapters/learning_chapters.h"
 #include "app/chapters/memory_chapters.h"
 #include "app/chapters/pipeline_chapters.h"
+#include "app/chapters/scale_chapters.h"
 #include "app/chapters/split_experts_chapter.h"
 
 namespace onegpu::app {
@@ -38,6 +39,9 @@ std::unique_ptr<Chapter> make_chapter(int index) {
   if (s[index].id == "stages") return std::make_unique<StagesChapter>();
   if (s[index].id == "wait") return std::make_unique<WaitChapter>();
   if (s[index].id == "back-to-back") return std::make_unique<BackToBackChapter>();
+  if (s[index].id == "deeper") return std::make_unique<DeeperChapter>();
+  if (s[index].id == "wider") return std::make_unique<WiderChapter>();
+  if (s[index].id == "step-64") return std::make_unique<Step64Chapter>();
   for (const auto& [id, scene] : learning)
     if (s[index].id == id) return std::make_unique<LearningChapter>(scene);
   return std::make_unique<ComingSoonChapter>(index);
