@@ -239,7 +239,10 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
            Align::Right);
   }
   Rect top = sc_.gauge(2);
-  c.text("time →  (virtual clock, each op's measured cost)", {top.min.x, top.max.y + 0.05f * s}, 0.036f * s,
+  char clock[120];
+  std::snprintf(clock, sizeof clock, "time →  (virtual clock; each op costs its fastest of %d measured runs)",
+                kMeasuredSteps);
+  c.text(clock, {top.min.x, top.max.y + 0.05f * s}, 0.036f * s,
          palette::text_faint);
   c.text(v >= st.step_end ? "step 1" : "step 0", {sc_.chip(3).max.x, sc_.chip(3).max.y + 0.07f * s}, 0.06f * s,
          palette::text, Align::Right);

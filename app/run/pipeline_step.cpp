@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "app/run/story_run.h"
+#include "trainer/engine/tracker.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/train/dataset.h"
@@ -16,6 +17,24 @@ double PipelineStep::busy(int rank) const {
   for (const PipeOp& o : ops)
     if (o.rank == rank) b += o.end - o.begin;
   return b;
+}
+
+Timeline replay_timeline(const Plan& plan, const CostModel& cost, const std::vector<double>& op_seconds) {
+  if (op_seconds.size() != plan.ops.size()) throw Error("replay_timeline: one cost per op is needed");
+  DependencyTracker tracker(plan);
+  VirtualClock clock(plan, cost);
+  std::vector<Task> ready, next;
+  tracker.start(ready);
+  while (!ready.empty()) {
+    next.clear();
+    for (const Task& t : ready) {
+      clock.complete(t, t.collective ? 0.0 : op_seconds[t.index]);
+      tracker.complete(t, next);
+    }
+    std::swap(ready, next);
+  }
+  if (!tracker.finished()) throw Error("replay_timeline: the plan deadlocks");
+  return clock.timeline();
 }
 
 PipelineStep read_pipeline_step(const Plan& plan, const Timeline& tl) {
@@ -121,14 +140,19 @@ const PipelineStep& story_pipeline_step(int microbatches) {
     TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
     ParallelTrainer t(story8(run), pipeline_options(microbatches), data);
     t.step();  // warm-up: first touches of memory are not the step's cost
-    // Measured op costs are noisy on a busy machine: keep the fastest of three steps.
-    PipelineStep best;
-    for (int k = 0; k < 3; ++k) {
+    // Measured op costs are noisy on a busy machine, and noise only adds: each op's fastest.
+    std::vector<double> fastest;
+    double loss = 0;
+    for (int k = 0; k < kMeasuredSteps; ++k) {
       ParallelStepResult r = t.step();
-      PipelineStep s = read_pipeline_step(t.plan(), t.timeline());
-      s.loss = r.loss;
-      if (k == 0 || s.pipeline_end < best.pipeline_end) best = std::move(s);
+      if (k == 0) loss = r.loss;  // the first measured step's (the weights move every step)
+      const Timeline& tl = t.timeline();
+      if (fastest.empty()) fastest.assign(tl.ops.size(), 1e30);
+      if (fastest.size() != tl.ops.size()) throw Error("pipeline step: the plan changed between steps");
+      for (std::size_t i = 0; i < fastest.size(); ++i) fastest[i] = std::min(fastest[i], tl.ops[i].measured_s);
     }
+    PipelineStep best = read_pipeline_step(t.plan(), replay_timeline(t.plan(), t.options().cost, fastest));
+    best.loss = loss;
     for (int r = 0; r < t.world(); ++r) best.held_bytes.push_back(held(t.tracker(r)));
     cache[microbatches] = std::move(best);
     done[microbatches] = true;

@@ -58,12 +58,20 @@ struct PipelineStep {
   double busy(int rank) const;
 };
 
+// The plan's step on the virtual clock with each op's compute cost given (seconds, by op id):
+// the engine's rule for when ops begin and end, without running them.
+trainer::Timeline replay_timeline(const trainer::Plan& plan, const trainer::CostModel& cost,
+                                  const std::vector<double>& op_seconds);
+
 // Reads a step's picture facts from a plan and its timeline (no maths runs here).
 PipelineStep read_pipeline_step(const trainer::Plan& plan, const trainer::Timeline& tl);
 
 // The real step: story8, pp=2 dp=2 ep=2, 1F1B (GPipe for one microbatch: the same order), a
-// global batch of 8 texts, each GPU's four cut into `microbatches` (1, 2 or 4); the fastest of
-// three measured steps after a warm-up. Cached per microbatch count.
+// global batch of 8 texts, each GPU's four cut into `microbatches` (1, 2 or 4). After a
+// warm-up, kMeasuredSteps steps run; each op costs the fastest of its measured times (a busy
+// machine only ever adds time) and the step is replayed on the virtual clock with those costs.
+// Cached per microbatch count.
+inline constexpr int kMeasuredSteps = 5;
 const PipelineStep& story_pipeline_step(int microbatches);
 
 // Bytes a rank of that run holds (weights, gradients, optimizer state) right after it is built.
