@@ -103,6 +103,13 @@ void DeeperChapter::draw(const SceneFrame& f, const Camera& cam) {
   }
 
   c.set_layer(2);
+  // The four GPUs of the pipeline chapters keep their names until the view has pulled back.
+  const float names = 1.0f - phase(t, 0.5f, 0.8f);
+  for (int g = 0; g < 4 && names > 0.0f; ++g) {
+    Rect chip = b_.chip(g / 2, g % 2);
+    c.text("GPU " + std::to_string(g + 1), {chip.min.x, chip.min.y - 0.07f}, 0.045f,
+           with_alpha(palette::text_dim, names), Align::Left);
+  }
   const int shown = stages_at(t);
   draw_stage_labels(c, b_, shown, phase(t, 1.2f, 0.6f));
   draw_gpu_count(c, b_, 2 * shown, phase(t, 1.4f, 0.6f));
