@@ -202,6 +202,13 @@ void Step64Chapter::prepare(float) {
   scale_step();
 }
 
+glm::vec2 Step64Chapter::bead_at(const ScaleStep& s, const ScaleHandoff& h, double v) const {
+  const float p = ease(Ease::InOutSine, float((v - h.sent) / (kBeadShow * s.step_end)));
+  const Rect a = b_.chip(h.from / 8, h.from % 8), z = b_.chip(h.to / 8, h.to % 8);
+  const glm::vec2 from{a.center().x, h.backward ? a.min.y : a.max.y}, to{z.center().x, h.backward ? z.max.y : z.min.y};
+  return lerp(from, to, p);
+}
+
 namespace {
 
 // A closed GPU coloured by what its rank is doing.
@@ -263,6 +270,15 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
       const ScaleSpan* span = running ? step->span_at(rank, v) : nullptr;
       draw_cell(c, b_.chip(st, col), span, running && !span, tone, wpp);
     }
+
+  // Hand-overs: a bead crosses the gap between two stages' GPUs, shown for a short stretch of
+  // the step after the send began (the send itself takes microseconds) so the eye can follow.
+  if (running) {
+    c.set_layer(1);
+    for (const ScaleHandoff& h : step->handoffs)
+      if (v >= h.sent && v < h.sent + kBeadShow * step->step_end)
+        c.disc(bead_at(*step, h, v), 0.075f, h.backward ? palette::backward : palette::forward);
+  }
 
   c.set_layer(2);
   draw_stage_labels(c, b_, ScaleBlock::kStages, 1.0f);

@@ -45,6 +45,9 @@ class WiderChapter : public Chapter {
 class Step64Chapter : public Chapter {
  public:
   static constexpr float kRun = 1.0f, kRunLength = 9.0f, kRetone = 1.2f;
+  static constexpr double kBeadShow = 0.025;  // a hand-over's bead travels for this share of the step
+  // Where the bead of a hand-over is at virtual time v (v within kBeadShow of its send).
+  glm::vec2 bead_at(const ScaleStep& s, const ScaleHandoff& h, double v) const;
   float duration() const override { return kRun + kRunLength + kRetone + 0.3f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;

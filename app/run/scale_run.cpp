@@ -39,6 +39,8 @@ ScaleStep read_scale_step(const Plan& plan, const Timeline& tl) {
     const bool fwd = op.kind == OpKind::Forward;
     const bool bwd = op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput ||
                      op.kind == OpKind::BackwardWeight;
+    if (op.kind == OpKind::Send && op.payload != Payload::None)
+      s.handoffs.push_back({op.rank, op.peer, op.payload == Payload::Gradient, op.microbatch, t.begin, t.end});
     if (!fwd && !bwd) continue;
     s.pipeline_end = std::max(s.pipeline_end, t.end);
     auto& mine = by_rank[static_cast<std::size_t>(op.rank)];

@@ -28,9 +28,18 @@ struct ScaleSpan {
   double begin = 0, end = 0;  // virtual seconds from the step's start
 };
 
+// A hand-over between stages: activations up (forward) or their gradients down (backward).
+struct ScaleHandoff {
+  int from = 0, to = 0;
+  bool backward = false;
+  int microbatch = 0;
+  double sent = 0, arrived = 0;  // the Send's begin and end
+};
+
 struct ScaleStep {
   int pp = 0, dp = 0, ep = 0, microbatches = 0;
   std::vector<ScaleSpan> spans;     // by rank, each rank's in time order
+  std::vector<ScaleHandoff> handoffs;
   double pipeline_end = 0;          // last forward/backward span's end
   double step_end = 0;              // last op's end (gradient all-reduce and update included)
   std::vector<double> stage_idle;   // per stage: share of [0, pipeline_end) with no span, mean of its ranks

@@ -48,6 +48,15 @@ TEST(ScaleStep, UnitCostsGiveTheTextbookBubbleAndOneSpanPerMicrobatchAndDirectio
       EXPECT_EQ(at->backward, sp.backward);
     }
     EXPECT_EQ(s.span_at(0, -1.0), nullptr);
+    // Every microbatch is handed up across each stage boundary and its gradient back down,
+    // on every data-parallel rank.
+    ASSERT_EQ(s.handoffs.size(), std::size_t(3 * 2 * m * 2));
+    int up = 0;
+    for (const ScaleHandoff& h : s.handoffs) {
+      EXPECT_EQ(h.to - h.from, h.backward ? -2 : 2);  // the same dp index one stage over
+      up += !h.backward;
+    }
+    EXPECT_EQ(up, 3 * 2 * m);
     EXPECT_GE(s.step_end, s.pipeline_end);
   }
 }

@@ -133,7 +133,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
   ASSERT_EQ(s.pp, 8);
   ASSERT_EQ(s.dp, 8);
   ScaleBlock b;
-  int forward_seen = 0, backward_seen = 0, waiting_seen = 0;
+  int forward_seen = 0, backward_seen = 0, waiting_seen = 0, beads_seen = 0;
   for (float t : {2.5f, 4.5f, 6.5f}) {
     HeadlessImage img = shot("step-64", t);
     const double v = Step64Chapter::virtual_at(s, t);
@@ -153,7 +153,24 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
         ++forward_seen;
       }
     }
+    // A bead for every hand-over the engine's sends make at that moment, in its colour.
+    Step64Chapter chapter;
+    for (const ScaleHandoff& h : s.handoffs) {
+      if (v < h.sent || v >= h.sent + Step64Chapter::kBeadShow * s.step_end) continue;
+      // Within two pixels of where the send puts it (the bead is a few pixels across).
+      const glm::vec2 q = img.camera.world_to_pixel(chapter.bead_at(s, h, v));
+      Image im{img.width, img.height, &img.rgba};
+      bool found = false;
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) {
+          Rgb c = im.at(int(q.x) + dx, int(q.y) + dy);
+          found |= h.backward ? pink(c) : amber(c);
+        }
+      EXPECT_TRUE(found) << "hand-over " << h.from << "→" << h.to << " at t=" << t;
+      ++beads_seen;
+    }
   }
+  EXPECT_GT(beads_seen, 0);
   // The moments chosen show all three: the picture is not one colour.
   EXPECT_GT(forward_seen, 0);
   EXPECT_GT(backward_seen, 0);
