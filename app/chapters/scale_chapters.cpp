@@ -246,11 +246,21 @@ void legend(Canvas& c, glm::vec2 at, float a, float wpp) {
 
 }  // namespace
 
+float Step64Chapter::run_clock(float t, bool ready) {
+  if (headless_ || !ready) {
+    waited_ |= !ready;
+    return t;
+  }
+  if (ready_at_ < 0.0f) ready_at_ = waited_ ? t : 0.0f;  // the step arrived while we watched
+  if (t < ready_at_) ready_at_ = 0.0f;                    // replayed: it is ready from the start
+  return t - ready_at_;
+}
+
 void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   start_scale_runs();
   Canvas& c = f.world;
-  const float t = f.t, wpp = cam.world_per_pixel();
   const ScaleStep* step = scale_step_ready();
+  const float t = run_clock(f.t, step != nullptr), wpp = cam.world_per_pixel();
   const double v = step ? virtual_at(*step, t) : -1.0;
   const bool running = step && v > 0.0 && v < step->pipeline_end;
   // The update re-tones every GPU once the last correction has drained.

@@ -57,8 +57,13 @@ class Step64Chapter : public Chapter {
   static double virtual_at(const ScaleStep& s, float t);
 
  private:
+  // In the window a step that is still running when the chapter opens plays from the moment it
+  // arrives (headless renders have it before the first frame, so there t is the clock).
+  float run_clock(float t, bool ready);
   ScaleBlock b_;
   bool headless_ = false;  // prepare() ran: no need to warm up the chapters after this one
+  bool waited_ = false;
+  float ready_at_ = -1.0f;
 };
 
 }  // namespace onegpu::app
