@@ -134,6 +134,8 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
                 format_bytes(toy_capacity_bytes()).c_str());
   c.text(line, {(a.min.x + b.max.x) * 0.5f, a.min.y - 0.33f * s}, 0.036f * s,
          with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)), Align::Center);
+  c.text("no layer is trained yet: all eight begin at step 0 and learn together", {(a.min.x + b.max.x) * 0.5f,
+         a.min.y - 0.41f * s}, 0.036f * s, with_alpha(palette::text_dim, labels), Align::Center);
   c.set_layer(0);
 }
 

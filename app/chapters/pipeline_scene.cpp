@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/chapters/box_chapters.h"
+#include "app/chapters/split_experts_chapter.h"
 #include "app/run/model_memory.h"
 #include "render/palette.h"
 #include "render/tween.h"
@@ -42,6 +43,17 @@ void draw_stage_box(Canvas& c, const PipeScene& sc, int rank, float fill, float 
   look.fade = fade;
   if (rank != 0) look.capacity_label.clear();
   draw_box(c, sc.box(rank), look, wpp);
+  // Each GPU of a stage keeps half the experts of its layers, as in chapter 20: GPUs 1 and 3
+  // experts 1-8, GPUs 2 and 4 experts 9-16 (filled), the other half an outline.
+  static const SplitExpertsChapter split;  // the same squares as there
+  const float s = sc.s(), line = std::max(wpp, 0.003f * s);
+  for (int l = 0; l < 4; ++l)
+    for (int e = 0; e < 16; ++e) {
+      Rect r = split.expert_rect(PipeScene::field_gpu(rank), l, e);
+      bool kept = rank % 2 == 0 ? e < 8 : e >= 8;
+      c.box(r, with_alpha(palette::weights, (kept ? 0.85f : 0.0f) * fade), 0.002f * s,
+            with_alpha(palette::weights, (kept ? 1.0f : 0.5f) * fade), line);
+    }
 }
 
 void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& look, float) {
