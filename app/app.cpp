@@ -191,10 +191,13 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
       if (!c.built && ImGui::IsItemHovered()) ImGui::SetTooltip("not built yet");
       if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
     }
-    ImGui::Spacing();
-    ImGui::PushFont(small_font_);
-    ImGui::TextDisabled("Dimmed chapters are not built yet.");
-    ImGui::PopFont();
+    const auto& all = story();
+    if (std::any_of(all.begin(), all.end(), [](const ChapterInfo& c) { return !c.built; })) {
+      ImGui::Spacing();
+      ImGui::PushFont(small_font_);
+      ImGui::TextDisabled("Dimmed chapters are not built yet.");
+      ImGui::PopFont();
+    }
     ImGui::End();
   }
 

@@ -32,7 +32,7 @@ void bracket(Canvas& c, float x0, float x1, float y, const std::string& title, f
   c.line({x0, y}, {x1, y}, lw, col);
   c.line({x0, y}, {x0, y + 0.03f * s}, lw, col);
   c.line({x1, y}, {x1, y + 0.03f * s}, lw, col);
-  c.text(title, {(x0 + x1) * 0.5f, y - 0.07f * s}, 0.05f * s, with_alpha(palette::text, alpha), Align::Center);
+  c.text(title, {(x0 + x1) * 0.5f, y - 0.07f * s}, 0.05f * s * kSmallText, with_alpha(palette::text, alpha), Align::Center);
 }
 
 void legend(Canvas& c, glm::vec2 at, float s, float alpha) {
@@ -46,7 +46,7 @@ void legend(Canvas& c, glm::vec2 at, float s, float alpha) {
     else
       c.box(sw, with_alpha(col, alpha));
     x += 0.07f * s;
-    x += c.text(name, {x, at.y + 0.004f * s}, 0.036f * s, with_alpha(palette::text_dim, alpha)) + 0.08f * s;
+    x += c.text(name, {x, at.y + 0.004f * s}, 0.036f * s * kSmallText, with_alpha(palette::text_dim, alpha)) + 0.08f * s;
   }
 }
 
@@ -132,10 +132,10 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
                 "capacity %s",
                 format_bytes(held[0]).c_str(), format_bytes(held[2]).c_str(),
                 format_bytes(toy_capacity_bytes()).c_str());
-  c.text(line, {(a.min.x + b.max.x) * 0.5f, a.min.y - 0.33f * s}, 0.036f * s,
+  c.text(line, {(a.min.x + b.max.x) * 0.5f, a.min.y - 0.33f * s}, 0.036f * s * kSmallText,
          with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)), Align::Center);
   c.text("no layer is trained yet: all eight begin at step 0 and learn together", {(a.min.x + b.max.x) * 0.5f,
-         a.min.y - 0.41f * s}, 0.036f * s, with_alpha(palette::text_dim, labels), Align::Center);
+         a.min.y - 0.41f * s}, 0.036f * s * kSmallText, with_alpha(palette::text_dim, labels), Align::Center);
   c.set_layer(0);
 }
 
@@ -229,7 +229,7 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
   for (int r = 0; r < 4; ++r) {
     Rect g = sc_.gauge(r);
     draw_gauge(c, g, st, r, v, st.pipeline_end, 24, 1.0f, s, wpp);
-    c.text("GPU " + std::to_string(r + 1), {g.min.x - 0.03f * s, g.min.y + 0.005f * s}, 0.04f * s, palette::text_dim,
+    c.text("GPU " + std::to_string(r + 1), {g.min.x - 0.03f * s, g.min.y + 0.005f * s}, 0.04f * s * kSmallText, palette::text_dim,
            Align::Right);
   }
   // Under each stage's gauges: its idle share, once the pipeline has drained.
@@ -237,14 +237,14 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
     Rect g = sc_.gauge(stage * 2 + 1);
     float shown = v >= st.pipeline_end ? 1.0f : 0.0f;
     c.text("stage " + std::to_string(stage + 1) + " idle " + percent(st.stage_idle[stage]) + " (measured)",
-           {g.max.x, g.min.y - 0.07f * s}, 0.042f * s, with_alpha(stage == 0 ? palette::text : palette::text, shown),
+           {g.max.x, g.min.y - 0.07f * s}, 0.042f * s * kSmallText, with_alpha(stage == 0 ? palette::text : palette::text, shown),
            Align::Right);
   }
   Rect top = sc_.gauge(2);
   char clock[120];
   std::snprintf(clock, sizeof clock, "time →  (virtual clock; each op costs its fastest of %d measured runs)",
                 kMeasuredSteps);
-  c.text(clock, {top.min.x, top.max.y + 0.05f * s}, 0.036f * s,
+  c.text(clock, {top.min.x, top.max.y + 0.05f * s}, 0.036f * s * kSmallText,
          palette::text_faint);
   c.text(v >= st.step_end ? "step 1" : "step 0", {sc_.chip(3).max.x, sc_.chip(3).max.y + 0.07f * s}, 0.06f * s,
          palette::text, Align::Right);
@@ -268,7 +268,7 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
     char loss[64];
     std::snprintf(loss, sizeof loss, "error measured: loss %.2f", st.loss);
     Rect g3 = sc_.chip(2), g4 = sc_.chip(3);
-    c.text(loss, {(g3.min.x + g4.max.x) * 0.5f, g3.max.y + 0.07f * s}, 0.05f * s, palette::backward, Align::Center);
+    c.text(loss, {(g3.min.x + g4.max.x) * 0.5f, g3.max.y + 0.07f * s}, 0.05f * s * kSmallText, palette::backward, Align::Center);
   }
   // The hand-over named while it travels, in the gap between the rows.
   const int moving = handoff_at(f.t, nullptr);
@@ -278,7 +278,7 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
     char what[80];
     std::snprintf(what, sizeof what, "GPU %d %s GPU %d", h.from + 1,
                   h.backward ? "hands the correction down to" : "hands its activations up to", h.to + 1);
-    c.text(what, {lo.max.x + 0.06f * s, (lo.max.y + hi.min.y) * 0.5f - 0.015f * s}, 0.042f * s,
+    c.text(what, {lo.max.x + 0.06f * s, (lo.max.y + hi.min.y) * 0.5f - 0.015f * s}, 0.042f * s * kSmallText,
            h.backward ? palette::backward : palette::forward);
   }
   // What the hand-over really cost, and the summary.
@@ -291,12 +291,12 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
                 "one microbatch, two stages: while one stage works the other waits · idle %s of the step, both stages "
                 "averaged (measured)",
                 percent(st.bubble).c_str());
-  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.2f * s}, 0.042f * s, with_alpha(palette::text, done));
+  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.2f * s}, 0.042f * s * kSmallText, with_alpha(palette::text, done));
   std::snprintf(line, sizeof line,
                 "the clock pauses at each hand-over so you can follow it: the longest took %.1f µs on the "
                 "virtual NVLink",
                 send * 1e6);
-  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.3f * s}, 0.036f * s, palette::text_faint);
+  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.3f * s}, 0.036f * s * kSmallText, palette::text_faint);
   (void)b;
   c.set_layer(0);
 }
@@ -339,7 +339,7 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
     std::snprintf(both, sizeof both, "both stages busy: stage 2 %s microbatch %d, stage 1 %s microbatch %d",
                   hi->backward ? "corrects" : "runs", hi->microbatch + 1, lo->backward ? "corrects" : "runs",
                   lo->microbatch + 1);
-    c.text(both, {sc_.gauge(0).min.x, sc_.chip(0).max.y + 0.07f * s}, 0.04f * s, palette::text);
+    c.text(both, {sc_.gauge(0).min.x, sc_.chip(0).max.y + 0.07f * s}, 0.04f * s * kSmallText, palette::text);
   }
   // Then the same batch cut into 1, 2 and 4 microbatches: one time scale for all three.
   const double full = compare_full();
@@ -347,7 +347,7 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
   float head = phase(f.t, kCompare - 0.3f, 0.5f, Ease::Smooth);
   Rect g0 = compare_gauge(0, 1);
   c.text("the same 8 texts per step, cut into more microbatches (one time scale; GPU 1 and GPU 3)",
-         {g0.min.x, g0.max.y + 0.1f * s}, 0.04f * s, with_alpha(palette::text, head));
+         {g0.min.x, g0.max.y + 0.1f * s}, 0.04f * s * kSmallText, with_alpha(palette::text, head));
   for (int i = 0; i < 3; ++i) {
     float a = phase(f.t, kCompare + i * kCompareEvery, 0.4f, Ease::Smooth);
     if (a <= 0.0f) continue;
@@ -359,17 +359,17 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
     }
     Rect g = compare_gauge(i, 0);
     c.text(std::to_string(kRuns[i]) + (kRuns[i] == 1 ? " microbatch" : " microbatches"),
-           {g.min.x - 0.03f * s, g.max.y + 0.02f * s}, 0.04f * s, with_alpha(palette::text_dim, a), Align::Right);
+           {g.min.x - 0.03f * s, g.max.y + 0.02f * s}, 0.04f * s * kSmallText, with_alpha(palette::text_dim, a), Align::Right);
     char line[160];
     std::snprintf(line, sizeof line, "idle %s measured · %s textbook (p−1)/(m+p−1), p=2 m=%d",
                   percent(run.bubble).c_str(), percent(run.textbook).c_str(), kRuns[i]);
-    c.text(line, {g.max.x + 0.05f * s, g.max.y + 0.02f * s}, 0.042f * s, with_alpha(palette::text, a));
+    c.text(line, {g.max.x + 0.05f * s, g.max.y + 0.02f * s}, 0.042f * s * kSmallText, with_alpha(palette::text, a));
   }
   float why = phase(f.t, kCompare + 3 * kCompareEvery, 0.5f, Ease::Smooth);
   Rect last = compare_gauge(2, 0);
   c.text("the textbook figure assumes equal stages; here stage 2 also runs the output layer and the loss, so it "
          "works longer",
-         {last.min.x, last.min.y - 0.12f * s}, 0.038f * s, with_alpha(palette::text_dim, why));
+         {last.min.x, last.min.y - 0.12f * s}, 0.038f * s * kSmallText, with_alpha(palette::text_dim, why));
   c.set_layer(0);
 }
 

@@ -96,7 +96,7 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
               0.035f * s, 0.008f * s, 0.012f * s);
     c.box(Rect::centered(area.center(), {0.3f * s, 0.08f * s}), with_alpha(palette::background, 0.85f * look.alpha),
           0.02f * s);
-    c.text("waiting", {area.center().x, area.center().y - 0.014f * s}, 0.045f * s,
+    c.text("waiting", {area.center().x, area.center().y - 0.014f * s}, 0.045f * s * kSmallText,
            with_alpha(palette::text, look.alpha), Align::Center);
   }
 }
@@ -165,7 +165,7 @@ void draw_stage_labels(Canvas& c, const PipeScene& sc, float alpha) {
            with_alpha(palette::text_dim, alpha));
     c.text("Stage " + std::to_string(stage + 1), {x, row.center().y + 0.01f * s}, 0.075f * s,
            with_alpha(palette::text, alpha), Align::Right);
-    c.text(stage == 0 ? "layers 1–4" : "layers 5–8", {x, row.center().y - 0.08f * s}, 0.05f * s,
+    c.text(stage == 0 ? "layers 1–4" : "layers 5–8", {x, row.center().y - 0.08f * s}, 0.05f * s * kSmallText,
            with_alpha(palette::text_dim, alpha), Align::Right);
   }
 }
@@ -174,7 +174,7 @@ void draw_gpu_names(Canvas& c, const PipeScene& sc, float alpha) {
   if (alpha <= 0.0f) return;
   for (int r = 0; r < PipeScene::kRanks; ++r) {
     Rect ch = sc.chip(r);
-    c.text("GPU " + std::to_string(r + 1), {ch.min.x + 0.02f * sc.s(), ch.min.y - 0.07f * sc.s()}, 0.045f * sc.s(),
+    c.text("GPU " + std::to_string(r + 1), {ch.min.x + 0.02f * sc.s(), ch.min.y - 0.07f * sc.s()}, 0.045f * sc.s() * kSmallText,
            with_alpha(palette::text_dim, alpha));
   }
 }

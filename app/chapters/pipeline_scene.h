@@ -13,6 +13,10 @@
 
 namespace onegpu::app {
 
+// Labels and notes beside the gauges are drawn this much larger than the chip-relative sizes
+// they were laid out with, so they stay readable on a projector at 1600×900 with the panels on.
+inline constexpr float kSmallText = 1.6f;
+
 class PipeScene {
  public:
   static constexpr int kRanks = 4;
