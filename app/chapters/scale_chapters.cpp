@@ -205,7 +205,10 @@ void Step64Chapter::prepare(float) {
 glm::vec2 Step64Chapter::bead_at(const ScaleStep& s, const ScaleHandoff& h, double v) const {
   const float p = ease(Ease::InOutSine, float((v - h.sent) / (kBeadShow * s.step_end)));
   const Rect a = b_.chip(h.from / 8, h.from % 8), z = b_.chip(h.to / 8, h.to % 8);
-  const glm::vec2 from{a.center().x, h.backward ? a.min.y : a.max.y}, to{z.center().x, h.backward ? z.max.y : z.min.y};
+  // Two lanes, so a microbatch going up and a correction coming down never hide each other.
+  const float lane = h.backward ? 0.12f : -0.12f;
+  const glm::vec2 from{a.center().x + lane, h.backward ? a.min.y : a.max.y};
+  const glm::vec2 to{z.center().x + lane, h.backward ? z.max.y : z.min.y};
   return lerp(from, to, p);
 }
 

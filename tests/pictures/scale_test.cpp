@@ -195,7 +195,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
     double work = 0;
     for (const ScaleSpan& sp : s.spans)
       if (sp.rank == rank) work += sp.end - sp.begin;
-    EXPECT_NEAR(double(busy) / all, work / s.pipeline_end, 0.03) << "stage " << st + 1;
+    EXPECT_NEAR(double(busy) / all, work / s.pipeline_end, 0.05) << "stage " << st + 1;  // a pixel per span edge
     // And what the caption's percentage averages: within a few points of the stage's mean.
     EXPECT_NEAR(1.0 - work / s.pipeline_end, s.stage_idle[st], 0.05);
   }
