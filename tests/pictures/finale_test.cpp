@@ -14,26 +14,12 @@
 #include "app/story.h"
 #include "render/framebuffer.h"
 #include "pixels.h"
+#include "shots.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
 
 namespace {
-
-HeadlessImage snap(const char* id, float at) {
-  Options o;
-  o.headless = true;
-  o.width = 1600;
-  o.height = 900;
-  o.at = at;
-  o.no_ui = true;
-  o.out = "unused.png";
-  HeadlessImage img = render_headless(o, find_chapter(id));
-  std::filesystem::create_directories(ONEGPU_TEST_OUT);
-  render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + id + "_" + std::to_string(int(at * 10)) + ".png", img.width,
-                    img.height, img.rgba);
-  return img;
-}
 
 bool on_screen(const HeadlessImage& img, glm::vec2 world) {
   glm::vec2 p = img.camera.world_to_pixel(world);
@@ -92,7 +78,7 @@ TEST(Finale, GpuOnesShareCostsEighteenBytesAWeightAndFitsTheToyGpu) {
 TEST(Finale, CopiesLightBlockByBlockUntilAll512AreOn) {
   FieldLayout field(512);
   for (float t : {0.1f, CopiesChapter::kCopy + 2.5f * CopiesChapter::kCopyEvery, 6.4f}) {
-    HeadlessImage img = snap("copies", t);
+    HeadlessImage img = scene_shot("copies", t);
     int lit = 0, expected = 0;
     for (const FieldCell& cell : field.cells()) {
       const float on = CopiesChapter::on_at(cell);
@@ -112,7 +98,7 @@ TEST(Finale, CopiesLightBlockByBlockUntilAll512AreOn) {
 
 TEST(Finale, CopiesOutlineStageOneInEveryBlock) {
   FieldLayout field(512);
-  HeadlessImage img = snap("copies", 6.4f);
+  HeadlessImage img = scene_shot("copies", 6.4f);
   int outlined = 0, other = 0;
   for (const FieldCell& cell : field.cells()) {
     render::Rect r = field.chip_rect(cell.gpu);
@@ -127,14 +113,14 @@ TEST(Finale, AgainSweepsForwardUpAndBackwardDownTheStages) {
   FieldLayout field(512);
   // A quarter of the way through the forward half: stage 4 (0-based 3) glows amber everywhere.
   float t = AgainChapter::kSweep + AgainChapter::kPeriod * (3.5f / 16.0f);
-  HeadlessImage img = snap("again", t);
+  HeadlessImage img = scene_shot("again", t);
   for (const FieldCell& cell : field.cells()) {
     glm::vec2 corner = field.chip_rect(cell.gpu).min + glm::vec2(0.08f);
     ASSERT_EQ(amber(pixel(img, corner)), cell.stage == 3) << "gpu " << cell.gpu;
   }
   // Into the backward half: the correction is at stage 6 (0-based 5) coming down.
   t = AgainChapter::kSweep + AgainChapter::kPeriod * (0.5f + 2.5f / 16.0f);
-  img = snap("again", t);
+  img = scene_shot("again", t);
   for (const FieldCell& cell : field.cells()) {
     glm::vec2 corner = field.chip_rect(cell.gpu).min + glm::vec2(0.08f);
     ASSERT_EQ(pink(pixel(img, corner)), cell.stage == 5) << "gpu " << cell.gpu;
@@ -153,7 +139,7 @@ TEST(Finale, AgainWritesOneLineOfTheRealModelPerTenfold) {
   render::Rect wa = ch.writing_area();
   for (auto [t, lines] : {std::pair{AgainChapter::kFirstLine + 1.5f * AgainChapter::kLineEvery, 2},
                           std::pair{ch.duration(), 5}}) {
-    HeadlessImage img = snap("again", t);
+    HeadlessImage img = scene_shot("again", t);
     Image im{img.width, img.height, &img.rgba};
     glm::vec2 top = img.camera.world_to_pixel({wa.min.x, wa.max.y - 2.1f});
     glm::vec2 bottom = img.camera.world_to_pixel({wa.max.x, wa.min.y});
@@ -174,7 +160,7 @@ TEST(Finale, AgainWritesOneLineOfTheRealModelPerTenfold) {
 
 TEST(Finale, OneOf512OpensGpuOneOnItsFourLayersAndEightExperts) {
   OneOf512Chapter ch;
-  HeadlessImage img = snap("one-of-512", ch.duration());
+  HeadlessImage img = scene_shot("one-of-512", ch.duration());
   int tiles = 0;
   for (int l = 0; l < 4; ++l)
     for (int e = 0; e < 8; ++e) tiles += lavender(pixel(img, ch.expert_rect(l, e).center()));

@@ -22,25 +22,12 @@
 #include "app/story.h"
 #include "render/framebuffer.h"
 #include "pixels.h"
+#include "shots.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
 
 namespace {
-
-HeadlessImage shot(const char* id, std::optional<float> at = std::nullopt) {
-  Options o;
-  o.headless = true;
-  o.width = 1600;
-  o.height = 900;
-  o.at = at;
-  o.no_ui = true;
-  o.out = "unused.png";
-  HeadlessImage img = render_headless(o, find_chapter(id));
-  std::filesystem::create_directories(ONEGPU_TEST_OUT);
-  render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + id + ".png", img.width, img.height, img.rgba);
-  return img;
-}
 
 glm::vec2 px(const HeadlessImage& img, glm::vec2 w) { return img.camera.world_to_pixel(w); }
 
@@ -53,7 +40,7 @@ const render::Rect chip() { return FieldLayout(512).chip_rect(0); }
 }  // namespace
 
 TEST(Chapters, OpenShowsTwoWallsWithTicksAndTheComputeStrip) {
-  HeadlessImage img = shot("open");
+  HeadlessImage img = scene_shot("open");
   Image im{img.width, img.height, &img.rgba};
   BoxParts b = box_parts(chip());
   for (const render::Rect* wall : {&b.left_wall, &b.right_wall}) {
@@ -76,7 +63,7 @@ TEST(Chapters, OpenShowsTwoWallsWithTicksAndTheComputeStrip) {
 }
 
 TEST(Chapters, WeightsFillTheWallsByTheAllocatorsBytes) {
-  HeadlessImage img = shot("weights");
+  HeadlessImage img = scene_shot("weights");
   Image im{img.width, img.height, &img.rgba};
   BoxParts b = box_parts(chip());
   // The fill's top, read off the pixels of the left wall's middle column.
@@ -106,7 +93,7 @@ TEST(Chapters, WeightsFillTheWallsByTheAllocatorsBytes) {
 }
 
 TEST(Chapters, NextTokenShowsFourTraysAndThePromptsRealTokens) {
-  HeadlessImage img = shot("next-token");
+  HeadlessImage img = scene_shot("next-token");
   Image im{img.width, img.height, &img.rgba};
   LearningLayout L = learning_layout(chip());
   StoryRun& run = StoryRun::get();
@@ -141,7 +128,7 @@ TEST(Chapters, NextTokenShowsFourTraysAndThePromptsRealTokens) {
 }
 
 TEST(Chapters, GuessDrawsTheProbesProbabilities) {
-  HeadlessImage img = shot("guess");
+  HeadlessImage img = scene_shot("guess");
   StoryRun& run = StoryRun::get();
   // The picture ran the forward pieces, no more.
   EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // rewinds: a fresh run from here on
@@ -173,7 +160,7 @@ TEST(Chapters, GuessDrawsTheProbesProbabilities) {
 }
 
 TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
-  HeadlessImage img = shot("gradients");
+  HeadlessImage img = scene_shot("gradients");
   Image im{img.width, img.height, &img.rgba};
   BoxParts b = box_parts(chip());
   const StepRecord& rec = StoryRun::get().first_step(12);
@@ -191,7 +178,7 @@ TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
 }
 
 TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
-  HeadlessImage img = shot("step");
+  HeadlessImage img = scene_shot("step");
   const StepRecord& rec = StoryRun::get().first_step(13);
   ASSERT_EQ(rec.pieces.back().kind, trainer::PieceKind::Update);
   int moved = 0;
@@ -216,12 +203,12 @@ TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
   }
   EXPECT_EQ(updates, 1);
   EXPECT_EQ(mbs, 4);
-  HeadlessImage img = shot("slow");
+  HeadlessImage img = scene_shot("slow");
   (void)img;
 }
 
 TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
-  HeadlessImage img = shot("microbatches");
+  HeadlessImage img = scene_shot("microbatches");
   const StepRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
   int heads = 0, updates = 0;
   for (const auto& p : rec.pieces) {
@@ -248,7 +235,7 @@ TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
 
 TEST(Chapters, TrainReallyTrainsUntilTimeLeads_slow) {
   // The chapter's end state needs the run to step 1,000: this trains it, for real.
-  HeadlessImage img = shot("train");
+  HeadlessImage img = scene_shot("train");
   StoryRun& run = StoryRun::get();
   ASSERT_TRUE(run.training_done());
   EXPECT_EQ(run.trained_steps(), 1000);
@@ -273,7 +260,7 @@ TEST(Chapters, TrainReallyTrainsUntilTimeLeads_slow) {
 }
 
 TEST(Chapters, OutOfMemoryOverflowsByTheMeasuredBytesInTwoBands) {
-  HeadlessImage img = shot("oom");
+  HeadlessImage img = scene_shot("oom");
   Image im{img.width, img.height, &img.rgba};
   const ModelBytes& m8 = story_model_bytes(8)[7];
   EXPECT_EQ(m8.total(), 18 * m8.params);
@@ -304,7 +291,7 @@ TEST(Chapters, OutOfMemoryOverflowsByTheMeasuredBytesInTwoBands) {
 }
 
 TEST(Chapters, InsideALayerLightsTheExpertsTheRouterChose) {
-  HeadlessImage img = shot("inside-layer");
+  HeadlessImage img = scene_shot("inside-layer");
   RouterPick pk = InsideLayerChapter::pick();
   ASSERT_EQ(pk.experts.size(), 2u);  // top-2
   EXPECT_NEAR(pk.gates[0] + pk.gates[1], 1.0f, 1e-4f);
@@ -327,7 +314,7 @@ TEST(Chapters, InsideALayerLightsTheExpertsTheRouterChose) {
 }
 
 TEST(Chapters, ANewRunDimsTheTraysAndKeepsTheTimeBar) {
-  HeadlessImage img = shot("new-run");
+  HeadlessImage img = scene_shot("new-run");
   Image im{img.width, img.height, &img.rgba};
   LearningLayout L = learning_layout(chip());
   for (int i = 0; i < 4; ++i) {
@@ -344,7 +331,7 @@ TEST(Chapters, ANewRunDimsTheTraysAndKeepsTheTimeBar) {
 }
 
 TEST(Chapters, SplitExpertsKeepsHalfOnEachGpuAndTheWallsDropByTheMeasuredBytes) {
-  HeadlessImage img = shot("split-experts");
+  HeadlessImage img = scene_shot("split-experts");
   Image im{img.width, img.height, &img.rgba};
   const SplitBytes& bytes = story_expert_split_bytes();
   // Experts hold most of the weights: halving them saves well over a third, measured.
@@ -370,7 +357,7 @@ TEST(Chapters, SplitExpertsKeepsHalfOnEachGpuAndTheWallsDropByTheMeasuredBytes) 
 }
 
 TEST(Chapters, SyncShowsTheRealAllReduceAndIdenticalCopies) {
-  HeadlessImage img = shot("sync");
+  HeadlessImage img = scene_shot("sync");
   const DpStepFacts& dp = story_dp_step();
   EXPECT_TRUE(dp.replicas_equal);  // the "=" is drawn from this check
   EXPECT_GE(dp.allreduce_ops, 1);
@@ -393,7 +380,7 @@ TEST(Chapters, SyncShowsTheRealAllReduceAndIdenticalCopies) {
 }
 
 TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
-  HeadlessImage img = shot("second-gpu");
+  HeadlessImage img = scene_shot("second-gpu");
   const CopyFacts& copy = story_model_copy();
   EXPECT_TRUE(copy.second_empty_before);  // GPU 2 really started empty
   EXPECT_TRUE(copy.equal_after);          // and the broadcasts made it an exact copy
@@ -412,7 +399,7 @@ TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
 }
 
 TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
-  HeadlessImage img = shot("different-text");
+  HeadlessImage img = scene_shot("different-text");
   const DriftFacts& d = story_drift();
   EXPECT_TRUE(d.equal_before);
   ASSERT_EQ(d.grad_norm[0].size(), 4u);
@@ -438,7 +425,7 @@ TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
 }
 
 TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
-  HeadlessImage img = shot("tokens");
+  HeadlessImage img = scene_shot("tokens");
   (void)img;
   const Traffic& tr = story_expert_traffic();
   EXPECT_EQ(tr.pairs_per_gpu, 2 * 64 * 2);  // two texts of 64 tokens, two experts each

@@ -14,28 +14,12 @@
 #include "app/story.h"
 #include "render/framebuffer.h"
 #include "pixels.h"
+#include "shots.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
 
 namespace {
-
-HeadlessImage shot(const char* id, std::optional<float> at = std::nullopt) {
-  Options o;
-  o.headless = true;
-  o.width = 1600;
-  o.height = 900;
-  o.at = at;
-  o.no_ui = true;
-  o.out = "unused.png";
-  HeadlessImage img = render_headless(o, find_chapter(id));
-  std::filesystem::create_directories(ONEGPU_TEST_OUT);
-  char name[512];
-  if (at) std::snprintf(name, sizeof name, "%s/%s_%d.png", ONEGPU_TEST_OUT, id, int(*at * 10));
-  else std::snprintf(name, sizeof name, "%s/%s.png", ONEGPU_TEST_OUT, id);
-  render::write_png(name, img.width, img.height, img.rgba);
-  return img;
-}
 
 glm::vec2 px(const HeadlessImage& img, glm::vec2 w) { return img.camera.world_to_pixel(w); }
 bool lavender(Rgb c) { return c.r > 140 && c.b > 200 && c.g > 130 && c.g < 190 && c.r < c.b; }
@@ -64,7 +48,7 @@ GaugeScan scan(const HeadlessImage& img, const render::Rect& r) {
 }  // namespace
 
 TEST(PipelineChapters, StagesPutEveryWallAtItsRanksBytesUnderCapacity) {
-  HeadlessImage img = shot("stages");
+  HeadlessImage img = scene_shot("stages");
   Image im{img.width, img.height, &img.rgba};
   const auto& held = story_pipeline_held_bytes();
   const double cap = double(toy_capacity_bytes());
@@ -98,7 +82,7 @@ TEST(PipelineChapters, StagesPutEveryWallAtItsRanksBytesUnderCapacity) {
 }
 
 TEST(PipelineChapters, WaitGaugesShowTheRealStepsWorkAndIdle) {
-  HeadlessImage img = shot("wait");
+  HeadlessImage img = scene_shot("wait");
   WaitChapter ch;
   const PipelineStep& st = ch.step();
   ASSERT_EQ(st.microbatches, 1);
@@ -154,7 +138,7 @@ TEST(PipelineChapters, WaitHatchesTheStageThatIsIdle) {
   ASSERT_GT(v, 0.0);
   float t = ch.chapter_time(v);
   EXPECT_NEAR(ch.virtual_time(t), v, 1e-6 * st.step_end);
-  HeadlessImage img = shot("wait", t);
+  HeadlessImage img = scene_shot("wait", t);
   Image im{img.width, img.height, &img.rgba};
   auto count = [&](int rank, bool (*pred)(Rgb)) {
     BoxParts b = ch.scene().box(rank);
@@ -177,7 +161,7 @@ TEST(PipelineChapters, WaitHatchesTheStageThatIsIdle) {
 }
 
 TEST(PipelineChapters, BackToBackComparesMeasuredIdleWithTheTextbook) {
-  HeadlessImage img = shot("back-to-back");
+  HeadlessImage img = scene_shot("back-to-back");
   BackToBackChapter ch;
   const double full = ch.compare_full();
   for (int i = 0; i < 3; ++i) {

@@ -17,26 +17,12 @@
 #include "render/framebuffer.h"
 #include "render/palette.h"
 #include "pixels.h"
+#include "shots.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
 
 namespace {
-
-HeadlessImage shot(const char* id, std::optional<float> at = std::nullopt) {
-  Options o;
-  o.headless = true;
-  o.width = 1600;
-  o.height = 900;
-  o.at = at;
-  o.no_ui = true;
-  o.out = "unused.png";
-  HeadlessImage img = render_headless(o, find_chapter(id));
-  std::filesystem::create_directories(ONEGPU_TEST_OUT);
-  std::string name = std::string(ONEGPU_TEST_OUT) + "/" + id + (at ? "_" + std::to_string(int(*at * 10)) : "_end") + ".png";
-  render::write_png(name, img.width, img.height, img.rgba);
-  return img;
-}
 
 Rgb pixel(const HeadlessImage& img, glm::vec2 world) {
   glm::vec2 p = img.camera.world_to_pixel(world);
@@ -82,7 +68,7 @@ float wall_fill(const HeadlessImage& img, const render::Rect& chip) {
 }  // namespace
 
 TEST(ScalePictures, DeeperStacksSixteenOpenedGpusInEightStagesFilledByTheirRanksBytes) {
-  HeadlessImage img = shot("deeper");
+  HeadlessImage img = scene_shot("deeper");
   ScaleBlock b;
   int opened = 0;
   for (int st = 0; st < ScaleBlock::kStages; ++st)
@@ -108,8 +94,8 @@ TEST(ScalePictures, DeeperStacksSixteenOpenedGpusInEightStagesFilledByTheirRanks
 
 TEST(ScalePictures, WiderOpensAllSixtyFourThenClosesEveryLid) {
   ScaleBlock b;
-  HeadlessImage open = shot("wider", WiderChapter::kLids - 0.05f);
-  HeadlessImage closed = shot("wider");
+  HeadlessImage open = scene_shot("wider", WiderChapter::kLids - 0.05f);
+  HeadlessImage closed = scene_shot("wider");
   int opened = 0, lids = 0, lids_elsewhere = 0;
   for (int st = 0; st < ScaleBlock::kStages; ++st)
     for (int col = 0; col < ScaleBlock::kColumns; ++col) {
@@ -135,7 +121,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
   ScaleBlock b;
   int forward_seen = 0, backward_seen = 0, waiting_seen = 0, beads_seen = 0;
   for (float t : {2.5f, 4.5f, 6.5f}) {
-    HeadlessImage img = shot("step-64", t);
+    HeadlessImage img = scene_shot("step-64", t);
     const double v = Step64Chapter::virtual_at(s, t);
     for (int rank = 0; rank < 64; ++rank) {
       const render::Rect chip = b.chip(rank / 8, rank % 8);
@@ -178,7 +164,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
 
   // At the end (same process: the 64-rank step runs once for both checks), the chart is
   // hatched as much as each stage waited and every GPU is re-toned by the update.
-  HeadlessImage img = shot("step-64");
+  HeadlessImage img = scene_shot("step-64");
   Image im{img.width, img.height, &img.rgba};
   for (int st = 0; st < ScaleBlock::kStages; ++st) {
     const render::Rect row = b.chart_row(st);
@@ -201,7 +187,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
   }
   // The update has landed on all 64: every lid is re-toned towards lavender, as none was
   // before the step began.
-  HeadlessImage before = shot("step-64", 0.5f);
+  HeadlessImage before = scene_shot("step-64", 0.5f);
   int retoned = 0, toned_before = 0;
   for (int rank = 0; rank < 64; ++rank) {
     auto toned = [](Rgb c) { return c.b > 130 && c.r > 90 && c.b > c.g + 30; };
