@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "app/run/story_run.h"
+#include "trainer/engine/replay.h"
 #include "trainer/engine/tracker.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -17,24 +18,6 @@ double PipelineStep::busy(int rank) const {
   for (const PipeOp& o : ops)
     if (o.rank == rank) b += o.end - o.begin;
   return b;
-}
-
-Timeline replay_timeline(const Plan& plan, const CostModel& cost, const std::vector<double>& op_seconds) {
-  if (op_seconds.size() != plan.ops.size()) throw Error("replay_timeline: one cost per op is needed");
-  DependencyTracker tracker(plan);
-  VirtualClock clock(plan, cost);
-  std::vector<Task> ready, next;
-  tracker.start(ready);
-  while (!ready.empty()) {
-    next.clear();
-    for (const Task& t : ready) {
-      clock.complete(t, t.collective ? 0.0 : op_seconds[t.index]);
-      tracker.complete(t, next);
-    }
-    std::swap(ready, next);
-  }
-  if (!tracker.finished()) throw Error("replay_timeline: the plan deadlocks");
-  return clock.timeline();
 }
 
 PipelineStep read_pipeline_step(const Plan& plan, const Timeline& tl) {
@@ -151,7 +134,7 @@ const PipelineStep& story_pipeline_step(int microbatches) {
       if (fastest.size() != tl.ops.size()) throw Error("pipeline step: the plan changed between steps");
       for (std::size_t i = 0; i < fastest.size(); ++i) fastest[i] = std::min(fastest[i], tl.ops[i].measured_s);
     }
-    PipelineStep best = read_pipeline_step(t.plan(), replay_timeline(t.plan(), t.options().cost, fastest));
+    PipelineStep best = read_pipeline_step(t.plan(), replay_on_clock(t.plan(), t.options().cost, fastest));
     best.loss = loss;
     for (int r = 0; r < t.world(); ++r) best.held_bytes.push_back(held(t.tracker(r)));
     cache[microbatches] = std::move(best);

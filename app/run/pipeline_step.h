@@ -58,11 +58,6 @@ struct PipelineStep {
   double busy(int rank) const;
 };
 
-// The plan's step on the virtual clock with each op's compute cost given (seconds, by op id):
-// the engine's rule for when ops begin and end, without running them.
-trainer::Timeline replay_timeline(const trainer::Plan& plan, const trainer::CostModel& cost,
-                                  const std::vector<double>& op_seconds);
-
 // Reads a step's picture facts from a plan and its timeline (no maths runs here).
 PipelineStep read_pipeline_step(const trainer::Plan& plan, const trainer::Timeline& tl);
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "app/run/story_run.h"
+#include "trainer/engine/replay.h"
 #include "trainer/engine/tracker.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -63,23 +64,6 @@ ScaleStep read_scale_step(const Plan& plan, const Timeline& tl) {
   for (double v : s.stage_idle) s.bubble += v / s.pp;
   s.textbook = double(s.pp - 1) / double(s.microbatches + s.pp - 1);
   return s;
-}
-
-Timeline reclock(const Plan& plan, const CostModel& cost, const std::vector<double>& compute_s) {
-  DependencyTracker tracker(plan);
-  VirtualClock clock(plan, cost);
-  std::vector<Task> ready, next;
-  tracker.start(ready);
-  while (!ready.empty()) {
-    next.clear();
-    for (const Task& t : ready) {
-      clock.complete(t, t.collective ? 0.0 : compute_s[t.index]);
-      tracker.complete(t, next);
-    }
-    std::swap(ready, next);
-  }
-  if (!tracker.finished()) throw Error("reclock: plan deadlocks: " + tracker.describe_stuck());
-  return std::move(clock.timeline());
 }
 
 namespace {
@@ -185,7 +169,7 @@ struct Job {
           if (op.is_compute()) fastest[op.id] = std::min(fastest[op.id], tl.ops[op.id].measured_s);
       }
       for (double& f : fastest) if (f > 1e29) f = 0;
-      auto s = std::make_unique<ScaleStep>(read_scale_step(t.plan(), reclock(t.plan(), o.cost, fastest)));
+      auto s = std::make_unique<ScaleStep>(read_scale_step(t.plan(), replay_on_clock(t.plan(), o.cost, fastest)));
       s->loss = loss;
       s->texts = o.batch;
       s->seq = o.seq_len;

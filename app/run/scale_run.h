@@ -57,10 +57,6 @@ struct ScaleStep {
 // Reads spans, idle shares and ends from a plan and its timeline (no maths runs here).
 ScaleStep read_scale_step(const trainer::Plan& plan, const trainer::Timeline& tl);
 
-// Runs the plan on the virtual clock alone with each compute op costing compute_s[op id].
-trainer::Timeline reclock(const trainer::Plan& plan, const trainer::CostModel& cost,
-                          const std::vector<double>& compute_s);
-
 // Per-rank weights + gradients + optimizer bytes, from each rank's allocator.
 struct RankBytes {
   int pp = 0, dp = 0, layers = 0, experts = 0;

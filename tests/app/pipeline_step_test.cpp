@@ -5,6 +5,7 @@
 
 #include "app/run/pipeline_step.h"
 #include "trainer/error.h"
+#include "trainer/engine/replay.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
@@ -100,7 +101,7 @@ TEST(PipelineStep, ReplayGivesEachOpItsCostAndMatchesTheSimulator) {
   const Plan plan = compile_plan(four_gpus(2, Schedule::OneFOneB));
   // Unit costs: the replay and the simulator agree op for op.
   const Timeline sim = simulate(plan, CostModel::unit());
-  const Timeline rep = replay_timeline(plan, CostModel::unit(), std::vector<double>(plan.ops.size(), 0.0));
+  const Timeline rep = trainer::replay_on_clock(plan, CostModel::unit(), std::vector<double>(plan.ops.size(), 0.0));
   ASSERT_EQ(sim.ops.size(), rep.ops.size());
   for (std::size_t i = 0; i < sim.ops.size(); ++i) {
     EXPECT_DOUBLE_EQ(sim.ops[i].begin, rep.ops[i].begin) << describe(plan.ops[i]);
@@ -110,10 +111,10 @@ TEST(PipelineStep, ReplayGivesEachOpItsCostAndMatchesTheSimulator) {
   CostModel measured;
   std::vector<double> cost(plan.ops.size());
   for (std::size_t i = 0; i < cost.size(); ++i) cost[i] = 1e-3 * double(1 + i % 7);
-  const Timeline tl = replay_timeline(plan, measured, cost);
+  const Timeline tl = trainer::replay_on_clock(plan, measured, cost);
   for (const Op& op : plan.ops) {
     if (!op.is_compute()) continue;
     EXPECT_NEAR(tl.ops[op.id].end - tl.ops[op.id].begin, cost[op.id], 1e-12) << describe(op);
   }
-  EXPECT_THROW(replay_timeline(plan, measured, {1.0}), Error);
+  EXPECT_THROW(trainer::replay_on_clock(plan, measured, {1.0}), Error);
 }

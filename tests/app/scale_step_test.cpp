@@ -7,6 +7,7 @@
 #include "app/run/scale_run.h"
 #include "trainer/model/config.h"
 #include "trainer/parallel/parallel_trainer.h"
+#include "trainer/engine/replay.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
@@ -69,7 +70,7 @@ TEST(ScaleStep, ReclockWithTheUnitCostsReproducesTheSimulation) {
   measured.compute = trainer::ComputeCost::Measured;
   std::vector<double> costs(plan.ops.size(), 0.0);
   for (const trainer::Op& op : plan.ops) costs[op.id] = unit.compute_cost(plan, op, 0.0);
-  trainer::Timeline b = reclock(plan, measured, costs);
+  trainer::Timeline b = trainer::replay_on_clock(plan, measured, costs);
   ASSERT_EQ(a.ops.size(), b.ops.size());
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     EXPECT_DOUBLE_EQ(a.ops[i].begin, b.ops[i].begin) << trainer::describe(plan.ops[i]);
@@ -77,5 +78,5 @@ TEST(ScaleStep, ReclockWithTheUnitCostsReproducesTheSimulation) {
   }
   // Doubling every op's cost doubles the step (communication is free here).
   for (double& c : costs) c *= 2.0;
-  EXPECT_DOUBLE_EQ(reclock(plan, measured, costs).end, 2.0 * a.end);
+  EXPECT_DOUBLE_EQ(trainer::replay_on_clock(plan, measured, costs).end, 2.0 * a.end);
 }
