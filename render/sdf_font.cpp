@@ -211,9 +211,13 @@ const Glyph* SdfFont::glyph(char32_t c) const {
 }
 
 float SdfFont::kern(char32_t a, char32_t b) const {
+  const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
+  if (auto it = kern_cache_.find(key); it != kern_cache_.end()) return it->second;
   auto* info = reinterpret_cast<const stbtt_fontinfo*>(info_.data());
   int k = stbtt_GetCodepointKernAdvance(info, static_cast<int>(a), static_cast<int>(b));
-  return k * scale_ / (em_px_ * kSuper);
+  const float em = k * scale_ / (em_px_ * kSuper);
+  kern_cache_.emplace(key, em);
+  return em;
 }
 
 float SdfFont::measure(std::string_view utf8) const {

@@ -47,6 +47,9 @@ class SdfFont {
   std::vector<std::uint8_t> file_;
   std::vector<std::uint8_t> info_;  // stbtt_fontinfo storage (kept opaque here)
   std::unordered_map<char32_t, Glyph> glyphs_;
+  // Kerning looked up once per pair: stb searches the font's tables on every call, and every
+  // label is measured and laid out every frame. Render thread only.
+  mutable std::unordered_map<std::uint64_t, float> kern_cache_;
   unsigned texture_ = 0;
   float ascent_ = 0.8f, scale_ = 1.0f, em_px_ = 48.0f, spread_ = 6.0f;
 };

@@ -87,7 +87,8 @@ void InsideLayerChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.text("router", {router.center().x, router.center().y - txt * 0.35f}, txt, with_alpha(palette::text, inside),
          Align::Center);
   // Sixteen experts, two rows of eight (experts 1-8 on the lower row).
-  RouterPick pk = pick();
+  if (!pick_) pick_ = pick();
+  const RouterPick& pk = *pick_;
   const float lit_at = 3.6f;
   std::vector<Rect> boxes;
   for (int e = 0; e < kExperts; ++e) {

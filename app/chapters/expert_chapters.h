@@ -2,6 +2,7 @@
 // Scene 18: inside a layer. GPU 1's first layer opens: attention along its base, the router,
 // and 16 experts above; a real token goes in and the router lights the two experts the model
 // really chose for it, with their gate weights.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ class InsideLayerChapter : public Chapter {
 
  private:
   FieldLayout layout_{512};
+  // The fresh model is deterministic, so its choice is worked out once, not every frame (each
+  // call rewinds the first step and runs the router).
+  std::optional<RouterPick> pick_;
 };
 
 }  // namespace onegpu::app
