@@ -68,6 +68,7 @@ Rect StagesChapter::fits_badge(int rank) const {
 
 void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
+  warm_story_pipeline_steps();  // the next two chapters' real steps, measured while this one plays
   const float s = sc_.s();
   Canvas& c = f.world;
   const float sockets = phase(t, kSockets, 0.5f, Ease::Smooth);

@@ -1,6 +1,9 @@
 #include "app/run/pipeline_step.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "app/run/story_run.h"
 #include "trainer/engine/replay.h"
@@ -113,12 +116,24 @@ const std::vector<std::int64_t>& story_pipeline_held_bytes() {
   return bytes;
 }
 
+namespace {
+struct StepSlot {
+  std::mutex mu;  // held while the step is measured: a second caller waits instead of rerunning it
+  bool done = false;
+  PipelineStep step;
+};
+StepSlot& slot(int microbatches) {
+  static StepSlot slots[5];
+  return slots[microbatches];
+}
+}  // namespace
+
 const PipelineStep& story_pipeline_step(int microbatches) {
-  static PipelineStep cache[5];
-  static bool done[5] = {};
   if (microbatches != 1 && microbatches != 2 && microbatches != 4)
     throw Error("pipeline chapters run 1, 2 or 4 microbatches, not " + std::to_string(microbatches));
-  if (!done[microbatches]) {
+  StepSlot& sl = slot(microbatches);
+  std::lock_guard<std::mutex> lock(sl.mu);
+  if (!sl.done) {
     StoryRun& run = StoryRun::get();
     TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
     ParallelTrainer t(story8(run), pipeline_options(microbatches), data);
@@ -137,10 +152,35 @@ const PipelineStep& story_pipeline_step(int microbatches) {
     PipelineStep best = read_pipeline_step(t.plan(), replay_on_clock(t.plan(), t.options().cost, fastest));
     best.loss = loss;
     for (int r = 0; r < t.world(); ++r) best.held_bytes.push_back(held(t.tracker(r)));
-    cache[microbatches] = std::move(best);
-    done[microbatches] = true;
+    sl.step = std::move(best);
+    sl.done = true;
   }
-  return cache[microbatches];
+  return sl.step;
+}
+
+void warm_story_pipeline_steps() {
+  // StoryRun first, so that it outlives the warmer (statics die in reverse order of creation).
+  StoryRun::get();
+  struct Warmer {
+    std::thread thread;
+    std::atomic<bool> stop{false};
+    ~Warmer() {
+      stop = true;
+      if (thread.joinable()) thread.join();  // at most the step being measured
+    }
+  };
+  static Warmer w;
+  if (w.thread.joinable()) return;
+  w.thread = std::thread([] {
+    for (int m : {1, 2, 4}) {
+      if (w.stop) return;
+      try {
+        story_pipeline_step(m);
+      } catch (const std::exception&) {
+        return;  // the chapter's own call reports it
+      }
+    }
+  });
 }
 
 }  // namespace onegpu::app

@@ -68,6 +68,9 @@ PipelineStep read_pipeline_step(const trainer::Plan& plan, const trainer::Timeli
 // Cached per microbatch count.
 inline constexpr int kMeasuredSteps = 5;
 const PipelineStep& story_pipeline_step(int microbatches);
+// Starts measuring the 1, 2 and 4-microbatch steps on a background thread (once), so chapters 22
+// and 23 find them ready; a call to story_pipeline_step meanwhile waits for that step only.
+void warm_story_pipeline_steps();
 
 // Bytes a rank of that run holds (weights, gradients, optimizer state) right after it is built.
 const std::vector<std::int64_t>& story_pipeline_held_bytes();
