@@ -11,6 +11,7 @@
 #include "app/run/story_run.h"
 #include "app/scene/chip.h"
 #include "app/scene/gpu_box.h"
+#include "app/scene/scale_block.h"
 #include "render/palette.h"
 #include "render/tween.h"
 
@@ -80,7 +81,8 @@ Camera CopiesChapter::field_view(glm::vec2 viewport) const {
 }
 
 Camera CopiesChapter::camera(glm::vec2 viewport, float t) const {
-  Camera block = Camera::fit(block_bounds(layout_, 0, 0.9f), viewport, 0.03f);
+  // Start where chapter 26 leaves the camera: the 64-GPU block with room for its charts.
+  Camera block = Camera::fit(ScaleBlock().view(), viewport, 0.02f);
   return dive(block, field_view(viewport), phase(t, kPull, kPullFor, Ease::InOutCubic));
 }
 
