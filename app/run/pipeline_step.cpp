@@ -36,8 +36,7 @@ PipelineStep read_pipeline_step(const Plan& plan, const Timeline& tl) {
     const OpTime& t = tl.ops[op.id];
     s.step_end = std::max(s.step_end, t.end);
     const bool fwd = op.kind == OpKind::Forward;
-    const bool bwd = op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput ||
-                     op.kind == OpKind::BackwardWeight;
+    const bool bwd = op.is_backward();
     if (fwd || bwd) {
       s.ops.push_back({op.rank, bwd, op.microbatch, op.layer_begin, op.layer_end, t.begin, t.end});
     } else if (op.kind == OpKind::Send && op.payload != Payload::None) {

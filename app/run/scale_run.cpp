@@ -38,8 +38,7 @@ ScaleStep read_scale_step(const Plan& plan, const Timeline& tl) {
     const OpTime& t = tl.ops[op.id];
     s.step_end = std::max(s.step_end, t.end);
     const bool fwd = op.kind == OpKind::Forward;
-    const bool bwd = op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput ||
-                     op.kind == OpKind::BackwardWeight;
+    const bool bwd = op.is_backward();
     if (op.kind == OpKind::Send && op.payload != Payload::None)
       s.handoffs.push_back({op.rank, op.peer, op.payload == Payload::Gradient, op.microbatch, t.begin, t.end});
     if (!fwd && !bwd) continue;

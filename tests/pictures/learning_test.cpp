@@ -26,14 +26,12 @@
 
 using namespace onegpu;
 using namespace onegpu::app;
+using namespace fills;
 
 namespace {
 
 glm::vec2 px(const HeadlessImage& img, glm::vec2 w) { return img.camera.world_to_pixel(w); }
 
-bool lavender(Rgb c) { return c.r > 140 && c.b > 200 && c.g > 130 && c.g < 190 && c.r < c.b; }
-bool pink(Rgb c) { return c.r > 200 && c.g < 140 && c.b > 120 && c.b < 190; }
-bool amber(Rgb c) { return c.r > 150 && c.g > 90 && c.g < 190 && c.b < 100 && c.r > c.g + 40; }
 
 const render::Rect chip() { return FieldLayout(512).chip_rect(0); }
 

@@ -18,13 +18,11 @@
 
 using namespace onegpu;
 using namespace onegpu::app;
+using namespace fills;
 
 namespace {
 
 glm::vec2 px(const HeadlessImage& img, glm::vec2 w) { return img.camera.world_to_pixel(w); }
-bool lavender(Rgb c) { return c.r > 140 && c.b > 200 && c.g > 130 && c.g < 190 && c.r < c.b; }
-bool pink(Rgb c) { return c.r > 200 && c.g < 140 && c.b > 120 && c.b < 190; }
-bool amber(Rgb c) { return c.r > 150 && c.g > 90 && c.g < 190 && c.b < 100 && c.r > c.g + 40; }
 bool light_blue(Rgb c) { return c.b > 220 && c.g > 170 && c.r > 110 && c.r < 180; }
 
 // Along a gauge, a little under its middle (clear of the microbatch numbers): pixels of work

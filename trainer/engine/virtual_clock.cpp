@@ -177,10 +177,7 @@ Timeline simulate(const Plan& plan, const CostModel& model) {
 Summary summarize(const Plan& plan, const Timeline& tl) {
   Summary s;
   const int world = plan.world();
-  auto is_pass = [](const Op& o) {
-    return o.kind == OpKind::Forward || o.kind == OpKind::Backward ||
-           o.kind == OpKind::BackwardInput || o.kind == OpKind::BackwardWeight;
-  };
+  auto is_pass = [](const Op& o) { return o.kind == OpKind::Forward || o.is_backward(); };
   std::vector<double> busy(static_cast<std::size_t>(world), 0.0);
   for (const Op& o : plan.ops) {
     const OpTime& t = tl.ops[o.id];

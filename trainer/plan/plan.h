@@ -68,6 +68,10 @@ struct Op {
   std::int32_t collective = -1;   // index into Plan::collectives
   std::int64_t bytes = 0;         // bytes this rank sends (collectives: its buffer size)
 
+  // Any part of a backward pass (whole, or ZB-H1's input- and weight-gradient halves).
+  bool is_backward() const {
+    return kind == OpKind::Backward || kind == OpKind::BackwardInput || kind == OpKind::BackwardWeight;
+  }
   bool is_compute() const {
     return kind == OpKind::Forward || kind == OpKind::Backward || kind == OpKind::BackwardInput ||
            kind == OpKind::BackwardWeight || kind == OpKind::Update;
