@@ -150,6 +150,23 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
   return a;
 }
 
+trainer::ParallelOptions parallel_options(const TrainArgs& a) {
+  trainer::ParallelOptions o;
+  o.dp = a.dp;
+  o.ep = a.ep;
+  o.pp = a.pp;
+  o.vstages = a.vstages;
+  o.schedule = trainer::parse_schedule(a.schedule);
+  o.microbatches = a.microbatches;
+  o.batch = a.batch;
+  o.seq_len = a.seq;
+  o.seed = a.seed;
+  o.steps = a.steps;
+  o.workers = a.workers;
+  o.cost = trainer::CostModel::for_link(a.link);
+  return o;
+}
+
 PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample) {
   PredictArgs a;
   bool have_prompt = false;
@@ -177,19 +194,7 @@ trainer::json::Value memory_json(const std::array<std::int64_t, trainer::kMemCat
 
 int train_parallel(const TrainArgs& a) {
   trainer::ModelConfig mc = trainer::model_preset(a.model);
-  trainer::ParallelOptions o;
-  o.dp = a.dp;
-  o.ep = a.ep;
-  o.pp = a.pp;
-  o.vstages = a.vstages;
-  o.schedule = trainer::parse_schedule(a.schedule);
-  o.microbatches = a.microbatches;
-  o.batch = a.batch;
-  o.seq_len = a.seq;
-  o.seed = a.seed;
-  o.steps = a.steps;
-  o.workers = a.workers;
-  o.cost = trainer::CostModel::for_link(a.link);
+  trainer::ParallelOptions o = parallel_options(a);
   // The split is checked before the corpus and tokenizer are built: a bad config fails fast.
   trainer::parallel_run_config(mc, o);
   trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);

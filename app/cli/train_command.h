@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "trainer/parallel/parallel_trainer.h"
+
 namespace onegpu::cli {
 
 struct TrainArgs {
@@ -39,6 +41,11 @@ struct PredictArgs {
   std::uint64_t seed = 1;
   float temperature = 0.8f;
 };
+
+// The split a TrainArgs names, as the parallel trainer takes it (no corpus is read). The Lab
+// and `onegpu train` share it, so a configuration is checked by one rule everywhere:
+// trainer::parallel_run_config(model_preset(a.model), parallel_options(a)) throws the one line.
+trainer::ParallelOptions parallel_options(const TrainArgs& a);
 
 // args exclude the sub-command name. Throw onegpu::trainer::Error with a one-line message.
 TrainArgs parse_train_args(const std::vector<std::string>& args);

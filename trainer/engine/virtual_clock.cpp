@@ -1,6 +1,7 @@
 #include "trainer/engine/virtual_clock.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <set>
 #include <string>
@@ -220,6 +221,31 @@ Summary summarize(const Plan& plan, const Timeline& tl) {
     s.peak_live_microbatches[ri] = static_cast<double>(peak) / plan.config.vstages;
   }
   return s;
+}
+
+double textbook_bubble(const RunConfig& cfg) {
+  const double p = cfg.pp, m = cfg.microbatches;
+  if (cfg.pp <= 1) return 0.0;
+  switch (cfg.schedule) {
+    case Schedule::Interleaved: return (p - 1) / (cfg.vstages * m + p - 1);
+    case Schedule::ZeroBubbleH1: return (p - 1) / (3 * m + p - 1);
+    default: return (p - 1) / (m + p - 1);
+  }
+}
+
+std::string textbook_formula(const RunConfig& cfg) {
+  char b[96];
+  const int p = cfg.pp, m = cfg.microbatches;
+  switch (cfg.schedule) {
+    case Schedule::Interleaved:
+      std::snprintf(b, sizeof b, "(p\u22121)/(v\u00b7m+p\u22121) = %d/%d", p - 1, cfg.vstages * m + p - 1);
+      break;
+    case Schedule::ZeroBubbleH1:
+      std::snprintf(b, sizeof b, "(p\u22121)/(3m+p\u22121) = %d/%d", p - 1, 3 * m + p - 1);
+      break;
+    default: std::snprintf(b, sizeof b, "(p\u22121)/(m+p\u22121) = %d/%d", p - 1, m + p - 1);
+  }
+  return b;
 }
 
 }  // namespace onegpu::trainer

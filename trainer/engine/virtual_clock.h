@@ -10,6 +10,7 @@
 // others over InfiniBand. Collective costs use the ring formulas.
 #include <cstdint>
 #include <string_view>
+#include <string>
 #include <vector>
 
 #include "trainer/engine/tracker.h"
@@ -103,5 +104,11 @@ struct Summary {
   double mean_idle = 0;            // over all ranks
 };
 Summary summarize(const Plan& plan, const Timeline& tl);
+
+// The schedule's textbook bubble with equal op costs and free communication, p stages, m
+// microbatches: GPipe and 1F1B (p-1)/(m+p-1); interleaved with v chunks per rank
+// (p-1)/(v·m+p-1); ZB-H1 (p-1)/(3m+p-1). 0 with one stage.
+double textbook_bubble(const RunConfig& cfg);
+std::string textbook_formula(const RunConfig& cfg);  // "(p−1)/(m+p−1) = 1/3" style
 
 }  // namespace onegpu::trainer

@@ -17,6 +17,10 @@ std::string_view to_string(EventKind kind) {
     case EventKind::Loss: return "loss";
     case EventKind::Probe: return "probe";
     case EventKind::Dropped: return "dropped";
+    case EventKind::StepEnd: return "step";
+    case EventKind::GradNorm: return "grad-norm";
+    case EventKind::RouterCount: return "router";
+    case EventKind::Traffic: return "traffic";
   }
   return "unknown";
 }

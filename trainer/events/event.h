@@ -23,11 +23,20 @@ enum class EventKind : std::uint8_t {
   Loss,            // value = loss
   Probe,           // detail says which probe; value / bytes carry it
   Dropped,         // a ring overflowed: value = how many events were lost before this one
+  // Once per step, from the thread that drives the run (the app's job runner):
+  StepEnd,         // value = loss, bytes = tokens trained, virtual_end = step time on the
+                   // virtual clock, wall_begin/end = the step on the wall clock, detail = 1 if
+                   // the step was finished by hand
+  GradNorm,        // value = gradient norm before clipping, over the whole model
+  RouterCount,     // layer, peer = expert, bytes = token rows the routers sent it this step
+  Traffic,         // all-to-all rows: rank -> peer, layer, bytes = token rows (forward dispatch)
 };
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::Traffic) + 1;
 
 std::string_view to_string(EventKind kind);
 
 // Event::detail of a MemoryLevel event.
+// A MemoryLevel event at a step's end (microbatch -1) carries the peak of the step in value.
 enum class MemoryCategory : std::uint8_t { Weights, Gradients, Optimizer, Activations, Communication };
 std::string_view to_string(MemoryCategory c);
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -96,6 +97,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::map<std::pair<int, int>, ExpertWork> work;          // (layer, microbatch)
     double sq = 0.0;  // Update: this rank's share of the squared gradient norm
     std::vector<Event> mem_events;
+    std::vector<std::int64_t> routed;  // [layer * E + expert]: rows this rank's routers chose
+    std::map<std::tuple<int, int>, std::int64_t> sent_to;  // (layer, peer) -> rows, dispatch
   };
   struct Wire {
     Buffer<float> data;  // on the sender's tracker, Communication, until received
@@ -247,6 +250,14 @@ struct ParallelTrainer::Impl final : OpRunner {
     R.mem_events.push_back(e);
   }
 
+  // The router's choices of layer l for this microbatch (rank-owned: no lock).
+  void count_routes(Rank& R, const MicrobatchState& st, int l) {
+    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    if (R.routed.empty()) R.routed.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
+    for (int e = 0; e + 1 < (int)off.size() && e < mc.n_experts; ++e)
+      R.routed[(std::size_t)l * mc.n_experts + e] += off[(std::size_t)e + 1] - off[(std::size_t)e];
+  }
+
   // Rows of member `src`'s microbatch state destined for expert slice j.
   RowRange rows_for(const MicrobatchState& st, int l, int j) const {
     const auto& off = st.layers[(std::size_t)l].routing.offsets;
@@ -323,11 +334,17 @@ struct ParallelTrainer::Impl final : OpRunner {
     switch (op.part) {
       case Part::Chunk: {
         MicrobatchState& st = state(R, c, mb);
-        for (int l = op.layer_begin; l < op.layer_end; ++l) M.layer_forward(l, st);
+        for (int l = op.layer_begin; l < op.layer_end; ++l) {
+          M.layer_forward(l, st);
+          count_routes(R, st, l);
+        }
         finish_forward(R, op, st, ctx);
         break;
       }
-      case Part::Attention: M.layer_forward_attention(op.layer_begin, state(R, c, mb)); break;
+      case Part::Attention:
+        M.layer_forward_attention(op.layer_begin, state(R, c, mb));
+        count_routes(R, state(R, c, mb), op.layer_begin);
+        break;
       case Part::Experts: {
         ExpertWork& w = R.work.at({op.layer_begin, mb});
         for (const auto& off : w.offsets) M.experts_forward(op.layer_begin, off, w.cache);
@@ -516,6 +533,7 @@ struct ParallelTrainer::Impl final : OpRunner {
             if (i != j && rr.n() > 0) {
               std::lock_guard<std::mutex> lock(rows_mu);
               rows_away[(std::size_t)col.ranks[i]][(std::size_t)l] += rr.n();
+              rank(col.ranks[i]).sent_to[{l, col.ranks[j]}] += rr.n();
             }
           }
           w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
@@ -609,6 +627,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       R.states.clear();
       R.work.clear();
       R.mem_events.clear();
+      R.routed.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
+      R.sent_to.clear();
       R.sq = 0.0;
     }
     const bool first = step_ == 0 && first_plan;
@@ -662,6 +682,14 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (double v : sm.stage_idle) idle += v;
     res.bubble = sm.stage_idle.empty() ? 0.0 : idle / (double)sm.stage_idle.size();
     for (const Rank& R : ranks) res.memory.push_back(R.tracker->stats());
+    res.router_counts.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
+    for (const Rank& R : ranks)
+      for (std::size_t i = 0; i < R.routed.size(); ++i) res.router_counts[i] += R.routed[i];
+    for (int l = 0; l < mc.n_layers; ++l)
+      for (int r = 0; r < (int)ranks.size(); ++r)
+        for (auto it = ranks[(std::size_t)r].sent_to.lower_bound({l, 0});
+             it != ranks[(std::size_t)r].sent_to.end() && std::get<0>(it->first) == l; ++it)
+          res.traffic.push_back({l, r, std::get<1>(it->first), it->second});
     return res;
   }
 };

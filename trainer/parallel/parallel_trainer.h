@@ -76,6 +76,15 @@ struct ParallelStepResult {
   double bubble = 0.0;        // measured: mean over stages of the idle fraction (summarize())
   std::vector<double> stage_idle;
   std::vector<MemStats> memory;  // per rank: current at the end and peaks during the step
+  // Token rows the routers sent to each expert, summed over ranks and microbatches:
+  // router_counts[layer * experts + expert].
+  std::vector<std::int64_t> router_counts;
+  // What the forward all-to-all dispatch moved between ranks (rows to another rank only).
+  struct Traffic {
+    std::int32_t layer = 0, from = 0, to = 0;
+    std::int64_t rows = 0;
+  };
+  std::vector<Traffic> traffic;  // by layer, then sender, then receiver
 };
 
 class ParallelTrainer {
