@@ -100,8 +100,8 @@ constexpr const char* kTrainUsage =
     "  Left out, --microbatches becomes pp when the pipeline needs that many, and interleaved\n"
     "  takes --vstages 2; a line on stderr says so.\n"
     "  --link sets the simulated interconnect; --trace writes a Perfetto trace (ui.perfetto.dev)\n"
-    "  of the last --trace-steps steps (default 50), one after another in time;\n"
-    "  --seq shortens the texts, --workers sets the engine's threads.\n";
+    "  of the last --trace-steps steps (default 50, fewer if they pass 1M ops, ~200 MB), one\n"
+    "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n";
 constexpr const char* kPredictUsage =
     "usage: onegpu predict --resume CKPT --prompt TEXT [--top K]\n"
     "  The K most likely next tokens after TEXT, one token and probability a line.\n";
@@ -307,6 +307,9 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// About 200 bytes of JSON an op: a trace stays under ~200 MB, which Perfetto still opens.
+constexpr std::size_t kMaxTraceOps = std::size_t{1} << 20;
+
 // What the trace needs of one step. The plan is the trainer's (the first step's or the
 // steady one, both kept for the trainer's life); the timeline is copied, as the next step
 // overwrites it.
@@ -317,11 +320,13 @@ struct StepTrace {
   int step;
 };
 
-int train_parallel(const TrainArgs& a) {
+int train_parallel(const TrainArgs& a, const std::string& note) {
   trainer::ModelConfig mc = trainer::model_preset(a.model);
   trainer::ParallelOptions o = parallel_options(a);
-  // The split is checked before the corpus and tokenizer are built: a bad config fails fast.
+  // The split is checked before the corpus and tokenizer are built: a bad config fails fast,
+  // in one line (the note on what was picked comes after, when it is worth reading).
   trainer::parallel_run_config(mc, o);
+  if (!note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
   trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
   trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
   mc.vocab = (int)tok.vocab_size();
@@ -336,6 +341,8 @@ int train_parallel(const TrainArgs& a) {
   const int last = a.stop_at > 0 ? a.stop_at : a.steps;
   trainer::ParallelStepResult r;
   std::deque<StepTrace> traced;
+  std::size_t traced_ops = 0;
+  bool trimmed = false;
   {
     Progress progress(a.quiet, t.steps_done(), last, (double)a.batch * S);
     while (t.steps_done() < last) {
@@ -343,7 +350,13 @@ int train_parallel(const TrainArgs& a) {
       if (log) log->write(step_json(t, r));
       if (!a.trace.empty()) {
         traced.push_back({&t.plan(), t.timeline(), t.memory_events(), r.step});
-        if ((int)traced.size() > a.trace_steps) traced.pop_front();
+        traced_ops += t.plan().ops.size();
+        // Keep the last trace_steps steps, and no more ops than a viewer opens (the last always).
+        while (traced.size() > 1 && ((int)traced.size() > a.trace_steps || traced_ops > kMaxTraceOps)) {
+          traced_ops -= traced.front().plan->ops.size();
+          traced.pop_front();
+          trimmed = true;
+        }
       }
       char bubble[32];
       std::snprintf(bubble, sizeof bubble, "  bubble %.1f%%", 100.0 * r.bubble);
@@ -355,8 +368,8 @@ int train_parallel(const TrainArgs& a) {
     for (const auto& s : traced) steps.push_back({s.plan, &s.timeline, s.memory, s.step});
     trainer::write_chrome_trace(a.trace, steps);
     const int s0 = traced.front().step, s1 = traced.back().step;
-    std::fprintf(stderr, "wrote %s (%d ranks, %s %d%s)\n", a.trace.c_str(), t.world(), s0 == s1 ? "step" : "steps", s0,
-                 s0 == s1 ? "" : ("-" + std::to_string(s1)).c_str());
+    std::fprintf(stderr, "wrote %s (%d ranks, %s %d%s%s)\n", a.trace.c_str(), t.world(), s0 == s1 ? "step" : "steps", s0,
+                 s0 == s1 ? "" : ("-" + std::to_string(s1)).c_str(), trimmed ? ", the last ones kept" : "");
   }
   std::printf("loss %.4f at step %d on %d ranks\n", r.loss, t.steps_done(), t.world());
   // The split model's weights, gathered, evaluated as a one-rank run evaluates its own.
@@ -371,8 +384,8 @@ int train_main(int argc, char** argv) {
   if (wants_help(argc, argv)) return std::printf("%s", kTrainUsage), 0;
   try {
     TrainArgs a = parse_train_args(rest(argc, argv));
-    if (const std::string note = fill_defaults(a); !note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
-    if (a.parallel) return train_parallel(a);
+    const std::string note = fill_defaults(a);
+    if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     if (!a.resume.empty()) {

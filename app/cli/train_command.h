@@ -50,10 +50,10 @@ trainer::ParallelOptions parallel_options(const TrainArgs& a);
 
 // Fills in what a split run needs and the user did not say: --vstages 2 for the interleaved
 // schedule (if the model's layers split over pp x 2), --schedule interleaved for --vstages > 1,
-// and --microbatches pp when the schedule needs more than were given by default. Returns one
-// line saying what was picked and why ("" when nothing was); throws Error with one line when
-// no pick fits (then the user must choose). A flag the user gave is never changed: the plan
-// rules judge it (parallel_run_config). `onegpu train` and the Lab both call it.
+// and --microbatches pp when a pipeline needs more than the default one. Returns one line
+// saying what was picked and why ("" when nothing was); throws Error with one line when no
+// pick fits (then the user must choose). A flag the user gave (TrainArgs::given) is never
+// changed: the plan rules judge it (parallel_run_config). `onegpu train` and the Lab call it.
 std::string fill_defaults(TrainArgs& a);
 
 // args exclude the sub-command name. Throw onegpu::trainer::Error with a one-line message.
