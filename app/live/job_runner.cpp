@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "trainer/data/story_corpus.h"
 #include "trainer/error.h"
 #include "trainer/model/config.h"
+#include "trainer/model/params.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/train/dataset.h"
 
@@ -35,11 +37,12 @@ struct JobRunner::Command {
 struct JobRunner::Live {
   std::string corpus_path;
   std::unique_ptr<trainer::Corpus> corpus;
-  std::unique_ptr<trainer::BpeTokenizer> tok;
+  std::shared_ptr<trainer::BpeTokenizer> tok;
   std::unique_ptr<trainer::TokenDataset> data;
   std::unique_ptr<trainer::ParallelTrainer> trainer;
   std::shared_ptr<LiveRun> info;
   std::int64_t step_wall_begin = 0;
+  std::vector<float> master_before;  // by-layer runs: the weights before this step's update
 };
 
 namespace {
@@ -335,7 +338,7 @@ void JobRunner::do_configure(const cli::TrainArgs& a) {
   if (!L.corpus || L.corpus_path != a.corpus) {
     L.corpus = std::make_unique<trainer::Corpus>(a.corpus.empty() ? trainer::generate_story_corpus()
                                                                    : trainer::load_text_corpus(a.corpus));
-    L.tok = std::make_unique<trainer::BpeTokenizer>(trainer::BpeTokenizer::train(L.corpus->train));
+    L.tok = std::make_shared<trainer::BpeTokenizer>(trainer::BpeTokenizer::train(L.corpus->train));
     L.data = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->train));
     L.corpus_path = a.corpus;
   }
@@ -344,6 +347,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a) {
   trainer::ParallelOptions o = cli::parallel_options(a);
   const int workers = worker_count(a);
   o.workers = workers;
+  // One rank: a learner steps it layer by layer (the same maths, bit for bit).
+  o.op_per_layer = a.dp == 1 && a.ep == 1 && a.pp == 1;
   auto info = std::make_shared<LiveRun>();
   info->generation = ++generation_;
   info->args = a;
@@ -351,6 +356,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a) {
   info->workers = workers;
   info->seq = a.seq > 0 ? a.seq : mc.seq_len;
   info->tokens_per_step = (std::int64_t)a.batch * info->seq;
+  info->by_layer = o.op_per_layer;
+  info->tokenizer = L.tok;
   // Lanes: one per engine worker, plus the runner's (bigger: a 512-rank step's records).
   info->events = std::make_shared<trainer::EventStream>(workers + 1, 1u << 16);
   o.events = info->events.get();
@@ -371,6 +378,10 @@ void JobRunner::do_configure(const cli::TrainArgs& a) {
 void JobRunner::ensure_step() {
   if (status_.in_step) return;  // only this thread writes in_step
   run_->step_wall_begin = now_ns();
+  if (run_->info->by_layer) {
+    const auto& m = run_->trainer->params(0).master;
+    run_->master_before.assign(m.data(), m.data() + m.size());
+  }
   run_->trainer->begin_step();
   by_hand_ = false;
   std::lock_guard<std::mutex> lock(mu_);
@@ -491,6 +502,26 @@ void JobRunner::finish_step(bool by_hand) {
     f.detail = (std::uint8_t)trainer::ProbeKind::WeightsFingerprint;
     f.bytes = (std::int64_t)h;
     emit(f);
+  }
+  // How far the update moved each layer's weights (by-layer runs: one rank, one store).
+  if (L.info->by_layer && !L.master_before.empty()) {
+    const trainer::ParamStore& P = L.trainer->params(0);
+    auto moved = [&](std::int64_t a, std::int64_t n, int layer) {
+      double d = 0, w = 0;
+      for (std::int64_t i = a; i < a + n && i < (std::int64_t)P.master.size(); ++i) {
+        const double x = L.master_before[(std::size_t)i], y = P.master.data()[i];
+        d += (y - x) * (y - x);
+        w += x * x;
+      }
+      Event u = base;
+      u.kind = EventKind::Probe;
+      u.detail = (std::uint8_t)trainer::ProbeKind::UpdateSize;
+      u.layer = (std::int16_t)layer;
+      u.value = w > 0 ? std::sqrt(d / w) : 0.0;
+      emit(u);
+    };
+    for (int l = 0; l < L.info->model.n_layers; ++l) moved(P.layer_offset(l), P.layer_layout().size, l);
+    moved(0, (std::int64_t)P.master.size(), -1);
   }
   // Last: the run state closes the step when it sees this.
   Event s = base;

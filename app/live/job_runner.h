@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "app/cli/train_command.h"
+#include "trainer/data/bpe_tokenizer.h"
 #include "trainer/events/event_stream.h"
 #include "trainer/model/config.h"
 #include "trainer/plan/plan.h"
@@ -44,6 +45,8 @@ struct LiveRun {
   std::shared_ptr<trainer::EventStream> events;
   int workers = 0;                 // engine lanes 0..workers-1; lane `workers` is the runner's
   int seq = 0;                     // tokens per text
+  bool by_layer = false;           // one op per layer (one rank): the learner's view
+  std::shared_ptr<const trainer::BpeTokenizer> tokenizer;  // to show probe tokens as text
   std::int64_t tokens_per_step = 0;
   const trainer::Plan& plan_of(int step) const {
     return step == 0 && first_plan ? *first_plan : *steady_plan;

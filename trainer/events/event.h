@@ -45,6 +45,13 @@ std::string_view to_string(MemoryCategory c);
 // Event::detail of a Probe event.
 enum class ProbeKind : std::uint8_t {
   WeightsFingerprint = 1,  // bytes = 64-bit FNV-1a of every master weight after the update
+  // Runs with op_per_layer (a learner stepping one rank by hand) also report:
+  NextToken,     // after the head: bytes = token id, value = its probability (top few, most
+                 // likely first), for the last position of the microbatch's first text
+  Target,        // the token that really comes next there: bytes = id, value = its probability
+  Context,       // the text before it: bytes = token id, layer = position (oldest first)
+  LayerGradNorm, // after a layer's backward: layer, value = L2 norm of its gradients so far
+  UpdateSize,    // after the update: layer (-1: whole model), value = |Δw| / |w|
 };
 
 struct Event {

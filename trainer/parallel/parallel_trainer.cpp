@@ -28,6 +28,7 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
   c.vstages = o.vstages;
   c.microbatches = o.microbatches;
   c.schedule = o.schedule;
+  c.op_per_layer = o.op_per_layer;
   validate(c);
   const int S = o.seq_len > 0 ? o.seq_len : m.seq_len;
   if (S > m.seq_len)
@@ -233,7 +234,59 @@ struct ParallelTrainer::Impl final : OpRunner {
       e.virtual_begin = e.virtual_end = ctx.virtual_begin;
       e.value = st.ce_sum / std::max(1, st.n_targets);
       ctx.emit(e);
+      if (rc.op_per_layer) next_token_probes(op, st, ctx);
     }
+  }
+
+  // What the head predicts at the last position of the microbatch's first text (by-hand runs).
+  void next_token_probes(const Op& op, const MicrobatchState& st, const OpContext& ctx) {
+    const int V = mc.vocab, pos = S - 1;
+    if (st.logits.size() < (std::size_t)S * V) return;
+    const float* z = st.logits.data() + (std::size_t)pos * V;
+    const float zmax = *std::max_element(z, z + V);
+    std::vector<double> p((std::size_t)V);
+    double sum = 0;
+    for (int v = 0; v < V; ++v) sum += p[(std::size_t)v] = std::exp((double)z[v] - zmax);
+    for (double& x : p) x /= sum;
+    std::vector<int> order((std::size_t)V);
+    for (int v = 0; v < V; ++v) order[(std::size_t)v] = v;
+    const int k = std::min(5, V);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int a, int b) { return p[(std::size_t)a] > p[(std::size_t)b] || (p[(std::size_t)a] == p[(std::size_t)b] && a < b); });
+    auto probe = [&](ProbeKind kind, std::int64_t id, double value, int layer) {
+      Event e;
+      e.rank = op.rank;
+      e.kind = EventKind::Probe;
+      e.detail = (std::uint8_t)kind;
+      e.step = step_;
+      e.microbatch = op.microbatch;
+      e.layer = (std::int16_t)layer;
+      e.bytes = id;
+      e.value = value;
+      e.virtual_begin = e.virtual_end = ctx.virtual_begin;
+      ctx.emit(e);
+    };
+    const int ctx_len = std::min(S, 8);
+    for (int i = S - ctx_len; i < S; ++i) probe(ProbeKind::Context, st.batch.inputs[(std::size_t)i], 0, i);
+    for (int i = 0; i < k; ++i) probe(ProbeKind::NextToken, order[(std::size_t)i], p[(std::size_t)order[(std::size_t)i]], pos);
+    const std::int32_t target = st.batch.targets[(std::size_t)pos];
+    if (target >= 0 && target < V) probe(ProbeKind::Target, target, p[(std::size_t)target], pos);
+  }
+
+  // A layer's gradient norm so far (by-hand runs; with one microbatch, its final value).
+  void layer_grad_probe(Rank& R, const Op& op, const OpContext& ctx) {
+    const ParamStore& P = R.model->params();
+    const std::int64_t n = P.layer_layout().size;
+    Event e;
+    e.rank = op.rank;
+    e.kind = EventKind::Probe;
+    e.detail = (std::uint8_t)ProbeKind::LayerGradNorm;
+    e.step = step_;
+    e.microbatch = op.microbatch;
+    e.layer = (std::int16_t)op.layer_begin;
+    e.value = std::sqrt(sum_of_squares(P.grads.data() + P.layer_offset(op.layer_begin), n));
+    e.virtual_begin = e.virtual_end = ctx.virtual_begin;
+    ctx.emit(e);
   }
 
   void memory_event(Rank& R, const Op& op, const OpContext& ctx) {
@@ -274,7 +327,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     switch (op.kind) {
       case OpKind::Forward: forward(R, op, ctx); break;
       case OpKind::Backward:
-      case OpKind::BackwardInput: backward(R, op); break;
+      case OpKind::BackwardInput:
+        backward(R, op);
+        if (rc.op_per_layer && op.layer_end == op.layer_begin + 1 && op.part == Part::Chunk) layer_grad_probe(R, op, ctx);
+        break;
       case OpKind::BackwardWeight: backward_weight(R, op); break;
       case OpKind::Send: {
         MicrobatchState& st = state(R, c, mb);
@@ -339,7 +395,7 @@ struct ParallelTrainer::Impl final : OpRunner {
           M.layer_forward(l, st);
           count_routes(R, st, l);
         }
-        finish_forward(R, op, st, ctx);
+        if (chunk_end) finish_forward(R, op, st, ctx);
         break;
       }
       case Part::Attention:
@@ -393,7 +449,7 @@ struct ParallelTrainer::Impl final : OpRunner {
           for (int l = op.layer_end - 1; l >= op.layer_begin; --l) M.layer_backward_input(l, st, sc);
         else
           for (int l = op.layer_end - 1; l >= op.layer_begin; --l) M.layer_backward(l, st, sc);
-        done = true;
+        done = chunk_start;
         break;
       }
       case Part::Combine: M.layer_backward_combine(op.layer_begin, state(R, c, mb)); break;

@@ -58,6 +58,7 @@ struct ParallelOptions {
   int workers = 0;       // engine threads; 0: one per core
   CostModel cost;        // virtual clock
   bool broadcast_first_step = true;
+  bool op_per_layer = false;  // RunConfig::op_per_layer (ep = 1: layer-by-layer ops)
   EventStream* events = nullptr;  // engine events and the runner's loss events, if given
 };
 

@@ -41,6 +41,9 @@ struct RunConfig {
   int vstages = 1;      // model chunks per rank (interleaved only)
   int microbatches = 1; // per data-parallel rank per step
   Schedule schedule = Schedule::OneFOneB;
+  // ep = 1: one Forward / Backward op per layer instead of one per chunk, so a learner can
+  // step through the layers by hand (the head and loss run with the chunk's last layer).
+  bool op_per_layer = false;
   PlanSizes sizes;
 
   int world() const { return pp * dp; }

@@ -257,8 +257,10 @@ class Builder {
   void forward(int c, int mb) {
     const int l0 = L_.first_layer(c), l1 = L_.end_layer(c);
     if (c > 0) p2p(base(OpKind::Recv, c, l0, l1, mb), Payload::Activation, c - 1, c, false);
-    if (cfg_.ep == 1) {
+    if (cfg_.ep == 1 && !cfg_.op_per_layer) {
       emit(base(OpKind::Forward, c, l0, l1, mb));
+    } else if (cfg_.ep == 1) {
+      for (int l = l0; l < l1; ++l) emit(base(OpKind::Forward, c, l, l + 1, mb));
     } else {
       for (int l = l0; l < l1; ++l) {
         auto part = [&](Part p) {
@@ -281,7 +283,11 @@ class Builder {
     const int l0 = L_.first_layer(c), l1 = L_.end_layer(c);
     if (c + 1 < cfg_.chunks())
       p2p(base(OpKind::Recv, c, l0, l1, mb), Payload::Gradient, c + 1, c, false);
-    if (cfg_.ep == 1) {
+    if (cfg_.ep == 1 && !cfg_.op_per_layer) {
+      emit(base(kind, c, l0, l1, mb));
+    } else if (cfg_.ep == 1 && kind != OpKind::BackwardWeight) {
+      for (int l = l1 - 1; l >= l0; --l) emit(base(kind, c, l, l + 1, mb));
+    } else if (cfg_.ep == 1) {
       emit(base(kind, c, l0, l1, mb));
     } else {
       for (int l = l1 - 1; l >= l0; --l) {
