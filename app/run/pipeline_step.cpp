@@ -1,11 +1,10 @@
 #include "app/run/pipeline_step.h"
 
-#include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
+#include <string>
 
+#include "app/live/job_runner.h"
 #include "app/run/model_memory.h"
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -39,70 +38,79 @@ ModelConfig story8(const StoryRun& run) {
 
 }  // namespace
 
-const std::vector<std::int64_t>& story_pipeline_held_bytes() {
-  static const std::vector<std::int64_t> bytes = [] {
-    StoryRun& run = StoryRun::get();
-    TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
-    ParallelTrainer t(story8(run), pipeline_options(1), data);
-    return held_bytes_per_rank(t);
-  }();
-  return bytes;
-}
-
 namespace {
-struct StepSlot {
-  std::mutex mu;  // held while the step is measured: a second caller waits instead of rerunning it
-  bool done = false;
-  PipelineStep step;
-};
-StepSlot& slot(int microbatches) {
-  static StepSlot slots[5];
-  return slots[microbatches];
-}
-}  // namespace
 
-const PipelineStep& story_pipeline_step(int microbatches) {
+PipelineStep measure(int microbatches) {
+  StoryRun& run = StoryRun::get();
+  TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
+  ParallelTrainer t(story8(run), pipeline_options(microbatches), data);
+  const FastestRuns f = fastest_of(t, kMeasuredSteps);
+  PipelineStep best = read_step(t.plan(), f.timeline);
+  best.loss = f.losses.front();  // the first measured step's (the weights move every step)
+  best.measured_runs = f.runs;
+  return best;
+}
+
+std::vector<std::int64_t> held_after_build() {
+  StoryRun& run = StoryRun::get();
+  TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
+  ParallelTrainer t(story8(run), pipeline_options(1), data);
+  return held_bytes_per_rank(t);
+}
+
+struct PipelineRuns {
+  PostedValue<std::vector<std::int64_t>> held;
+  PostedValue<PipelineStep> steps[3];  // 1, 2 and 4 microbatches
+};
+
+PipelineRuns& runs() {
+  StoryRun::get();  // first, so that it outlives the jobs (statics die in reverse order of creation)
+  static PipelineRuns r;
+  return r;
+}
+
+PostedValue<PipelineStep>& posted_step(int microbatches) {
   if (microbatches != 1 && microbatches != 2 && microbatches != 4)
     throw Error("pipeline chapters run 1, 2 or 4 microbatches, not " + std::to_string(microbatches));
-  StepSlot& sl = slot(microbatches);
-  std::lock_guard<std::mutex> lock(sl.mu);
-  if (!sl.done) {
-    StoryRun& run = StoryRun::get();
-    TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
-    ParallelTrainer t(story8(run), pipeline_options(microbatches), data);
-    const FastestRuns f = fastest_of(t, kMeasuredSteps);
-    PipelineStep best = read_step(t.plan(), f.timeline);
-    best.loss = f.losses.front();  // the first measured step's (the weights move every step)
-    best.measured_runs = f.runs;
-    sl.step = std::move(best);
-    sl.done = true;
-  }
-  return sl.step;
+  PostedValue<PipelineStep>& p = runs().steps[microbatches == 1 ? 0 : microbatches == 2 ? 1 : 2];
+  if (!p.posted())
+    p.post("pipeline run: measuring the step with " + std::to_string(microbatches) +
+               (microbatches == 1 ? " microbatch" : " microbatches"),
+           [microbatches] { return measure(microbatches); });
+  return p;
 }
 
+PostedValue<std::vector<std::int64_t>>& posted_held() {
+  PostedValue<std::vector<std::int64_t>>& p = runs().held;
+  if (!p.posted()) p.post("pipeline run: building the 4-rank model", held_after_build);
+  return p;
+}
+
+}  // namespace
+
+const PipelineStep* story_pipeline_step_ready(int microbatches) { return posted_step(microbatches).ready(); }
+const PipelineStep& story_pipeline_step(int microbatches) { return posted_step(microbatches).wait(); }
+
 void warm_story_pipeline_steps() {
-  // StoryRun first, so that it outlives the warmer (statics die in reverse order of creation).
-  StoryRun::get();
-  struct Warmer {
-    std::thread thread;
-    std::atomic<bool> stop{false};
-    ~Warmer() {
-      stop = true;
-      if (thread.joinable()) thread.join();  // at most the step being measured
-    }
+  posted_held();
+  for (int m : {1, 2, 4}) posted_step(m);
+}
+
+const std::vector<std::int64_t>* story_pipeline_held_bytes_ready() { return posted_held().ready(); }
+const std::vector<std::int64_t>& story_pipeline_held_bytes() { return posted_held().wait(); }
+
+std::string story_pipeline_activity() {
+  PipelineRuns& r = runs();
+  const std::string now = JobRunner::shared().status().job;
+  auto line = [&](const auto& p) -> std::string {
+    if (!p.error().empty()) return p.what() + " failed: " + p.error();
+    if (!p.pending()) return {};
+    return now == p.what() ? now : p.what() + " (queued)";
   };
-  static Warmer w;
-  if (w.thread.joinable()) return;
-  w.thread = std::thread([] {
-    for (int m : {1, 2, 4}) {
-      if (w.stop) return;
-      try {
-        story_pipeline_step(m);
-      } catch (const std::exception&) {
-        return;  // the chapter's own call reports it
-      }
-    }
-  });
+  if (std::string l = line(r.held); !l.empty()) return l;
+  for (const auto& p : r.steps)
+    if (std::string l = line(p); !l.empty()) return l;
+  return {};
 }
 
 }  // namespace onegpu::app

@@ -5,6 +5,7 @@
 // each compute op of each rank ran, when activations were handed up and gradients handed down)
 // and from each rank's allocator (the bytes it holds).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "app/run/step_reader.h"
@@ -17,12 +18,21 @@ namespace onegpu::app {
 // machine only ever adds time: fastest_of()) and the step is replayed on the virtual clock with
 // those costs. Its loss is the first measured step's. Cached per microbatch count.
 inline constexpr int kMeasuredSteps = 5;
+// Each is made once by a job on the app's job runner. The _ready versions queue it if needed
+// and return null until it is made (draw() uses them: it never waits for training); the others
+// queue it and wait (headless prepare(), tests; they throw Error if the job failed).
+const PipelineStep* story_pipeline_step_ready(int microbatches);
 const PipelineStep& story_pipeline_step(int microbatches);
-// Starts measuring the 1, 2 and 4-microbatch steps on a background thread (once), so chapters 22
-// and 23 find them ready; a call to story_pipeline_step meanwhile waits for that step only.
+// Queues the held bytes and the 1, 2 and 4-microbatch steps, in that order, so chapters 22 and
+// 23 find them ready.
 void warm_story_pipeline_steps();
 
 // Bytes a rank of that run holds (weights, gradients, optimizer state) right after it is built.
+const std::vector<std::int64_t>* story_pipeline_held_bytes_ready();
 const std::vector<std::int64_t>& story_pipeline_held_bytes();
+
+// A line for the status bar while one of these jobs is queued or running, or why one failed
+// (empty otherwise).
+std::string story_pipeline_activity();
 
 }  // namespace onegpu::app

@@ -1,13 +1,11 @@
 #include "app/run/scale_run.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 
+#include "app/live/job_runner.h"
 #include "app/run/model_memory.h"
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -33,157 +31,121 @@ RankBytes bytes_of(const ParallelTrainer& t) {
   return b;
 }
 
-struct Job {
-  std::mutex m;
-  std::condition_variable cv;
-  std::unique_ptr<RankBytes> deeper, wider;
-  std::unique_ptr<PipelineStep> step;
-  std::atomic<const RankBytes*> deeper_p{nullptr}, wider_p{nullptr};
-  std::atomic<const PipelineStep*> step_p{nullptr};
-  std::atomic<bool> stop{false};  // the program is closing: leave between phases
-  int wanted = 0;                  // how far to go (ScaleWork), raised by requests
-  std::string phase = "starting";
-  std::string error;
-  bool finished = false, started = false;
-  std::thread worker;
-  std::once_flag once;
+// The 64-rank run's options: 8 stages of 8 GPUs, one text per microbatch.
+ParallelOptions wide_options() {
+  ParallelOptions o;
+  o.pp = 8, o.dp = 8, o.ep = 8;
+  o.microbatches = 8;
+  o.schedule = Schedule::OneFOneB;
+  o.batch = 64;   // one text per microbatch: 8 first-stage GPUs × 8 microbatches
+  o.seq_len = 8;  // short texts keep the step to seconds on two cores
+  o.workers = 1;  // one op at a time: each op's measured cost is its own
+  o.broadcast_first_step = false;
+  return o;
+}
 
-  ~Job() {
-    stop = true;
-    cv.notify_all();
-    if (worker.joinable()) worker.join();
-  }
+const char* const kDeeperJob = "64-GPU run: building the 32-layer model on 16 ranks";
+const char* const kWiderJob = "64-GPU run: building the scale model on 64 ranks";
+const char* const kStepJob = "64-GPU run: a warm-up and 3 measured steps on 64 ranks";
+static_assert(kRuns == 3, "kStepJob names the number of measured steps");
 
-  void set_phase(std::string p) {
-    if (stop) throw Error("stopped");
-    std::lock_guard<std::mutex> lk(m);
-    phase = std::move(p);
-  }
+struct ScaleRuns {
+  // The runner's thread only (its jobs run one after another): the corpus sliver and the 64-rank
+  // run, kept from the job that reads its bytes to the one that measures its step. Declared
+  // before the values, so the jobs that use them are finished before they go.
+  std::unique_ptr<TokenDataset> data;
+  std::unique_ptr<ParallelTrainer> wide;
+  PostedValue<RankBytes> deeper, wider;
+  PostedValue<PipelineStep> step;
 
-  // Holds the worker until someone wants work of `level` (or the program closes).
-  void await(ScaleWork w) {
-    const int level = static_cast<int>(w);
-    std::unique_lock<std::mutex> lk(m);
-    phase = "waiting";
-    cv.wait(lk, [&] { return wanted >= level || stop; });
-    if (stop) throw Error("stopped");
-  }
-
-  void run() {
-    try {
+  const TokenDataset& dataset() {
+    if (!data) {
       StoryRun& run = StoryRun::get();
-      TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
-      const int vocab = static_cast<int>(run.tokenizer().vocab_size());
-      {
-        set_phase("building the 32-layer model on 16 ranks");
-        ModelConfig m = model_preset("story");
-        m.n_layers = 32;
-        m.vocab = vocab;
-        ParallelOptions o;
-        o.pp = 8, o.dp = 2, o.ep = 2, o.batch = 16, o.microbatches = 8, o.seq_len = 8, o.workers = 1;
-        ParallelTrainer t(m, o, data);
-        deeper = std::make_unique<RankBytes>(bytes_of(t));
-        deeper_p.store(deeper.get());
-        cv.notify_all();
-      }
-      await(ScaleWork::Wider);
-      set_phase("building the scale model on 64 ranks");
+      data = std::make_unique<TokenDataset>(TokenDataset::build(run.tokenizer(), run.sliver().train));
+    }
+    return *data;
+  }
+  static int vocab() { return static_cast<int>(StoryRun::get().tokenizer().vocab_size()); }
+
+  RankBytes build_deeper() {
+    ModelConfig m = model_preset("story");
+    m.n_layers = 32;
+    m.vocab = vocab();
+    ParallelOptions o;
+    o.pp = 8, o.dp = 2, o.ep = 2, o.batch = 16, o.microbatches = 8, o.seq_len = 8, o.workers = 1;
+    ParallelTrainer t(m, o, dataset());
+    return bytes_of(t);
+  }
+  ParallelTrainer& build_wide() {
+    if (!wide) {
       ModelConfig m = model_preset("scale");
-      m.vocab = vocab;
-      ParallelOptions o;
-      o.pp = 8, o.dp = 8, o.ep = 8;
-      o.microbatches = 8;
-      o.schedule = Schedule::OneFOneB;
-      o.batch = 64;   // one text per microbatch: 8 first-stage GPUs × 8 microbatches
-      o.seq_len = 8;  // short texts keep the step to seconds on two cores
-      o.workers = 1;  // one op at a time: each op's measured cost is its own
-      o.broadcast_first_step = false;
-      ParallelTrainer t(m, o, data);
-      wider = std::make_unique<RankBytes>(bytes_of(t));
-      wider_p.store(wider.get());
-      cv.notify_all();
-
-      await(ScaleWork::Step);
-      set_phase("warm-up and " + std::to_string(kRuns) + " measured steps on 64 ranks");
-      const FastestRuns f = fastest_of(t, kRuns);
-      auto s = std::make_unique<PipelineStep>(read_step(t.plan(), f.timeline));
-      s->loss = f.losses.back();
-      s->texts = o.batch;
-      s->seq = o.seq_len;
-      s->measured_runs = f.runs;
-      step = std::move(s);
-      step_p.store(step.get());
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lk(m);
-      error = e.what();
+      m.vocab = vocab();
+      wide = std::make_unique<ParallelTrainer>(m, wide_options(), dataset());
     }
-    {
-      std::lock_guard<std::mutex> lk(m);
-      finished = true;
-      phase.clear();
-    }
-    cv.notify_all();
+    return *wide;
   }
-
-  void start(ScaleWork w) {
-    const int level = static_cast<int>(w);
-    {
-      std::lock_guard<std::mutex> lk(m);
-      wanted = std::max(wanted, level);
-    }
-    cv.notify_all();
-    std::call_once(once, [this] {
-      std::lock_guard<std::mutex> lk(m);
-      started = true;
-      worker = std::thread([this] { run(); });
-    });
-  }
-
-  template <class P>
-  void wait_for(const std::atomic<P>& p, ScaleWork w) {
-    start(w);
-    std::unique_lock<std::mutex> lk(m);
-    cv.wait(lk, [&] { return p.load() != nullptr || finished; });
-    if (!p.load()) throw Error("the 64-rank run failed: " + error);
+  PipelineStep measure_step() {
+    ParallelTrainer& t = build_wide();
+    const FastestRuns f = fastest_of(t, kRuns);
+    PipelineStep s = read_step(t.plan(), f.timeline);
+    s.loss = f.losses.back();  // the last measured step's
+    s.texts = t.options().batch;
+    s.seq = t.options().seq_len;
+    s.measured_runs = f.runs;
+    wide.reset();  // 64 ranks' weights are not kept once the step is read
+    return s;
   }
 };
 
-Job& job() {
-  static Job j;
-  return j;
+ScaleRuns& runs() {
+  StoryRun::get();  // first, so that it outlives the jobs (statics die in reverse order of creation)
+  static ScaleRuns r;
+  return r;
 }
 
 }  // namespace
 
-void start_scale_runs(ScaleWork upto) { job().start(upto); }
-const RankBytes* deeper_bytes_ready() { return job().deeper_p.load(); }
-const RankBytes* wider_bytes_ready() { return job().wider_p.load(); }
-const PipelineStep* scale_step_ready() { return job().step_p.load(); }
+void start_scale_runs(ScaleWork upto) {
+  ScaleRuns& r = runs();
+  // Queued in order, so each finds what the one before built.
+  if (!r.deeper.posted()) r.deeper.post(kDeeperJob, [&r] { return r.build_deeper(); });
+  if (upto >= ScaleWork::Wider && !r.wider.posted())
+    r.wider.post(kWiderJob, [&r] { return bytes_of(r.build_wide()); });
+  if (upto >= ScaleWork::Step && !r.step.posted()) r.step.post(kStepJob, [&r] { return r.measure_step(); });
+}
+
+const RankBytes* deeper_bytes_ready() { return runs().deeper.ready(); }
+const RankBytes* wider_bytes_ready() { return runs().wider.ready(); }
+const PipelineStep* scale_step_ready() { return runs().step.ready(); }
 
 const RankBytes& deeper_bytes() {
-  job().wait_for(job().deeper_p, ScaleWork::Deeper);
-  return *job().deeper_p.load();
+  start_scale_runs(ScaleWork::Deeper);
+  return runs().deeper.wait();
 }
 const RankBytes& wider_bytes() {
-  job().wait_for(job().wider_p, ScaleWork::Wider);
-  return *job().wider_p.load();
+  start_scale_runs(ScaleWork::Wider);
+  return runs().wider.wait();
 }
 const PipelineStep& scale_step() {
-  job().wait_for(job().step_p, ScaleWork::Step);
-  return *job().step_p.load();
+  start_scale_runs(ScaleWork::Step);
+  return runs().step.wait();
 }
 
 std::string scale_runs_activity() {
-  Job& j = job();
-  std::lock_guard<std::mutex> lk(j.m);
-  if (!j.started || j.finished || j.phase == "waiting") return {};
-  return "64-GPU run: " + j.phase;
+  ScaleRuns& r = runs();
+  const std::string now = JobRunner::shared().status().job;
+  for (const std::string& w : {r.deeper.what(), r.wider.what(), r.step.what()})
+    if (!w.empty() && w == now) return now;
+  if (r.deeper.pending() || r.wider.pending() || r.step.pending())
+    return now.empty() ? "64-GPU run: queued" : "64-GPU run: queued behind " + now;
+  return {};
 }
 
 std::string scale_runs_error() {
-  Job& j = job();
-  std::lock_guard<std::mutex> lk(j.m);
-  return j.error;
+  ScaleRuns& r = runs();
+  for (std::string e : {r.deeper.error(), r.wider.error(), r.step.error()})
+    if (!e.empty()) return "the 64-GPU run failed: " + e;
+  return {};
 }
 
 }  // namespace onegpu::app

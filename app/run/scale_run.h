@@ -7,8 +7,8 @@
 //   step    one real 1F1B training step of that 64-rank run, 8 microbatches per first-stage GPU.
 // The step is read by read_step() (app/run/step_reader.h) from the fastest of three measured
 // runs (fastest_of()); its loss is the last measured step's.
-// All of it runs on one background thread (the 64-rank run takes seconds): the chapters ask
-// what is ready and show progress until it is.
+// Each of the three is a job on the app's job runner (the 64-rank run takes seconds): the
+// chapters ask what is ready and show progress until it is.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,22 +24,23 @@ struct RankBytes {
   std::int64_t most() const;
 };
 
-// Starts the background job (once) and lets it go on as far as `upto`: the 16-rank bytes, the
-// 64-rank bytes, or the step. The app asks for the step early (the chapters before it warm it
-// up); a headless render asks only for what its picture needs.
+// Queues the jobs (each once, in order) as far as `upto`: the 16-rank bytes, the 64-rank bytes,
+// the step. The app asks for the step early (the chapters before it warm it up); a headless
+// render asks only for what its picture needs.
 enum class ScaleWork { Deeper = 1, Wider = 2, Step = 3 };
 void start_scale_runs(ScaleWork upto = ScaleWork::Step);
 // What is ready so far; null until then. Safe from any thread once non-null.
 const RankBytes* deeper_bytes_ready();
 const RankBytes* wider_bytes_ready();
 const PipelineStep* scale_step_ready();
-// Blocking versions (headless renders, tests): start the job if needed and wait.
+// Blocking versions (headless renders, tests): queue the jobs if needed and wait; Error if one
+// failed. Never from a job (see app/run/posted.h).
 const RankBytes& deeper_bytes();
 const RankBytes& wider_bytes();
 const PipelineStep& scale_step();
-// A line for the status bar while the job runs (empty when done).
+// A line for the status bar while one of the jobs is queued or runs (empty when done).
 std::string scale_runs_activity();
-// Why the job failed (empty unless it did).
+// Why a job failed (empty unless one did).
 std::string scale_runs_error();
 
 }  // namespace onegpu::app
