@@ -25,6 +25,14 @@ float parse_float(const std::string& s, const std::string& what) {
   }
 }
 
+// `onegpu train` flags that name a split: a user who adds them to a chapter wants to see that
+// split, which only the Lab can run live.
+bool is_split_flag(const std::string& a) {
+  for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--microbatches", "--link", "--batch", "--seq"})
+    if (a == f) return true;
+  return false;
+}
+
 }  // namespace
 
 Options parse_options(const std::vector<std::string>& args) {
@@ -33,9 +41,11 @@ Options parse_options(const std::vector<std::string>& args) {
     if (i + 1 >= args.size()) throw OptionsError(flag + " needs a value (see --help)");
     return args[++i];
   };
+  std::string split;  // the split flags seen, as the Lab takes them
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "-h" || a == "--help") o.help = true;
+    if (is_split_flag(a)) split += " " + a + " " + value(i, a);
+    else if (a == "-h" || a == "--help") o.help = true;
     else if (a == "--version") o.version = true;
     else if (a == "--list-chapters") o.list_chapters = true;
     else if (a == "--headless") o.headless = true;
@@ -72,6 +82,8 @@ Options parse_options(const std::vector<std::string>& args) {
       throw OptionsError("unknown option '" + a + "' (see onegpu --help)");
     }
   }
+  if (!split.empty())
+    throw OptionsError("chapters play recorded runs; to run this split live, try: onegpu lab" + split);
   if (o.headless && o.out.empty()) throw OptionsError("--headless needs --out FILE.png");
   if (!o.headless && !o.out.empty()) throw OptionsError("--out is for --headless renders; in the window use --screenshot");
   return o;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <memory>
 
 #include "trainer/data/story_corpus.h"
@@ -14,6 +15,7 @@
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/io/jsonl_log.h"
 #include "trainer/model/params.h"
+#include "trainer/train/heldout.h"
 #include "trainer/train/probes.h"
 #include "trainer/train/trainer.h"
 
@@ -88,14 +90,18 @@ constexpr const char* kTrainUsage =
     "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
     "                    [--resume CKPT] [--stop-at K] [--quiet]\n"
     "                    [--dp N] [--ep N] [--pp N] [--vstages V] [--schedule gpipe|1f1b|interleaved|zb1]\n"
-    "                    [--link nvlink|ib|pcie] [--trace FILE.json] [--seq S] [--workers W]\n"
+    "                    [--link nvlink|ib|pcie] [--trace FILE.json] [--trace-steps N] [--seq S]\n"
+    "                    [--workers W]\n"
     "  Trains the tiny mixture-of-experts model (default: story, 1000 steps of 4 texts, on the\n"
     "  generated story corpus) and prints the held-out loss. --steps counts from step 0, also\n"
     "  when resuming; --stop-at stops early while the schedule still spans --steps.\n"
     "  --dp/--ep/--pp/--vstages/--schedule split the run over pp x dp virtual ranks (each dp rank\n"
-    "  takes batch/dp texts in --microbatches microbatches; the loss is over the global batch);\n"
-    "  --link sets the simulated interconnect, --trace writes the last step as a Perfetto trace,\n"
-    "  --seq shortens the texts, --workers sets the engine's threads.\n";
+    "  takes batch/dp texts in --microbatches microbatches; the loss is over the global batch).\n"
+    "  Left out, --microbatches becomes pp when the pipeline needs that many, and interleaved\n"
+    "  takes --vstages 2; a line on stderr says so.\n"
+    "  --link sets the simulated interconnect; --trace writes a Perfetto trace (ui.perfetto.dev)\n"
+    "  of the last --trace-steps steps (default 50, fewer if they pass 1M ops, ~200 MB), one\n"
+    "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n";
 constexpr const char* kPredictUsage =
     "usage: onegpu predict --resume CKPT --prompt TEXT [--top K]\n"
     "  The K most likely next tokens after TEXT, one token and probability a line.\n";
@@ -135,11 +141,13 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
       trainer::CostModel::for_link(v);  // throws for an unknown name
       a.link = v;
     } else if (f == "--trace") a.trace = v;
+    else if (f == "--trace-steps") a.trace_steps = (int)parse_int(f, v, 1);
     else if (f == "--seq") a.seq = (int)parse_int(f, v, 1);
     else if (f == "--workers") a.workers = (int)parse_int(f, v, 1);
     else throw Error("unknown option '" + f + "'");
   });
-  for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--seq", "--workers"})
+  for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--trace-steps", "--seq",
+                        "--workers"})
     if (a.given.count(f)) a.parallel = true;
   if (a.parallel && !a.resume.empty()) throw Error("--resume works with one rank only (no --dp/--ep/--pp/... flags)");
   if (a.parallel && !a.save.empty()) throw Error("--save works with one rank only (no --dp/--ep/--pp/... flags)");
@@ -147,7 +155,55 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
   if (a.stop_at > a.steps) throw Error("--stop-at must not exceed --steps");
+  if (a.given.count("--trace-steps") && a.trace.empty()) throw Error("--trace-steps needs --trace FILE.json");
   return a;
+}
+
+std::string fill_defaults(TrainArgs& a) {
+  if (!a.parallel) return "";
+  std::vector<std::string> picked;
+  const std::string pp = std::to_string(a.pp);
+  // Several model chunks per rank exist only in the interleaved schedule.
+  if (a.vstages > 1 && !a.given.count("--schedule")) {
+    a.schedule = "interleaved";
+    picked.push_back("--schedule interleaved (--vstages " + std::to_string(a.vstages) + " needs it)");
+  }
+  // Interleaved with one chunk per rank is plain 1F1B: a user asking for it wants chunks.
+  if (a.schedule == "interleaved" && a.vstages == 1) {
+    if (a.given.count("--vstages"))
+      throw Error("--schedule interleaved needs --vstages 2 or more (with 1 it is plain 1f1b)");
+    const int layers = trainer::model_preset(a.model).n_layers;
+    if (layers % (a.pp * 2) != 0)
+      throw Error("--schedule interleaved needs --vstages 2 or more, but the " + std::to_string(layers) +
+                  " layers of model " + a.model + " do not split over pp x 2 = " + std::to_string(a.pp * 2) +
+                  " chunks; choose another --pp, or --schedule 1f1b");
+    a.vstages = 2;
+    picked.push_back("--vstages 2 (interleaved runs at least two model chunks per rank)");
+  }
+  // A pipeline needs a microbatch per stage: 1F1B and ZB-H1 refuse fewer, interleaved wants a
+  // multiple of pp, and GPipe with one microbatch leaves all stages but one idle.
+  if (a.pp > 1 && !a.given.count("--microbatches") && a.microbatches < a.pp) {
+    const char* why = a.schedule == "interleaved" ? "interleaved 1F1B needs a multiple of pp microbatches"
+                      : a.schedule == "gpipe"     ? "GPipe needs one microbatch per stage for the stages to overlap"
+                      : a.schedule == "zb1"       ? "ZB-H1 needs at least one microbatch per stage"
+                                                  : "1F1B needs at least one microbatch per stage";
+    const int unit = a.dp * a.pp;
+    if (a.batch % a.dp == 0 && (a.batch / a.dp) % a.pp != 0) {
+      // If a more basic rule is broken too (layers over pp, say), that is the line to show.
+      TrainArgs probe = a;
+      probe.microbatches = a.pp;
+      probe.batch = (a.batch + unit - 1) / unit * unit;
+      trainer::parallel_run_config(trainer::model_preset(a.model), parallel_options(probe));
+      throw Error("--pp " + pp + " needs --microbatches " + pp + " (" + why + "), but the " +
+                  std::to_string(a.batch / a.dp) + " texts per dp rank do not split into " + pp +
+                  "; say --batch " + std::to_string(probe.batch));
+    }
+    a.microbatches = a.pp;
+    picked.push_back("--microbatches " + pp + " (" + why + ")");
+  }
+  std::string note;
+  for (const auto& p : picked) note += (note.empty() ? "" : ", ") + p;
+  return note.empty() ? note : "using " + note + "; give the flag to choose otherwise";
 }
 
 trainer::ParallelOptions parallel_options(const TrainArgs& a) {
@@ -192,15 +248,90 @@ trainer::json::Value memory_json(const std::array<std::int64_t, trainer::kMemCat
   return o;
 }
 
-int train_parallel(const TrainArgs& a) {
+// One JSONL record of a split step: the numbers, and memory per rank.
+trainer::json::Value step_json(const trainer::ParallelTrainer& t, const trainer::ParallelStepResult& r) {
+  auto o = trainer::json::Value::object();
+  o.set("step", r.step);
+  o.set("loss", r.loss);
+  o.set("aux_loss", r.aux_loss);
+  o.set("lr", (double)r.lr);
+  o.set("grad_norm", r.grad_norm);
+  o.set("seconds", r.seconds);
+  o.set("virtual_seconds", r.virtual_seconds);
+  o.set("bubble", r.bubble);
+  auto idle = trainer::json::Value::array();
+  for (double v : r.stage_idle) idle.push_back(v);
+  o.set("stage_idle", std::move(idle));
+  auto ranks = trainer::json::Value::array();
+  const auto& L = t.plan().layout;
+  for (int i = 0; i < t.world(); ++i) {
+    auto rk = trainer::json::Value::object();
+    const auto c = L.coord(i);
+    rk.set("rank", i);
+    rk.set("stage", c.stage);
+    rk.set("dp", c.dp);
+    rk.set("ep", c.ep);
+    rk.set("memory", memory_json(r.memory[(std::size_t)i].current));
+    rk.set("memory_peak", memory_json(r.memory[(std::size_t)i].peak));
+    ranks.push_back(std::move(rk));
+  }
+  o.set("ranks", std::move(ranks));
+  return o;
+}
+
+// The progress line of every run: on a terminal one line rewritten in place (\r), in a log
+// every 100 steps and the last, so a long run does not flood it.
+class Progress {
+ public:
+  Progress(bool quiet, int first, int last, double tokens_per_step)
+      : quiet_(quiet), tty_(isatty(2)), first_(first), last_(last), tokens_(tokens_per_step) {}
+  void step(int step, double loss, const std::string& extra = "") {
+    smooth_ = smooth_ == 0 ? loss : 0.95 * smooth_ + 0.05 * loss;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const int done = step - first_, left = last_ - step;
+    const double tps = el > 0 ? done * tokens_ / el : 0;
+    if (quiet_ || !(tty_ || step % 100 == 0 || left == 0)) return;
+    std::fprintf(stderr, "%sstep %d/%d  loss %.3f  %.0f tok/s  ETA %s%s%s", tty_ ? "\r" : "", step, last_, smooth_,
+                 tps, fmt_time(done ? el / done * left : NAN).c_str(), extra.c_str(), tty_ ? "   " : "\n");
+    std::fflush(stderr);
+  }
+  ~Progress() {
+    if (tty_ && !quiet_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool quiet_, tty_;
+  int first_, last_;
+  double tokens_;
+  double smooth_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// About 200 bytes of JSON an op: a trace stays under ~200 MB, which Perfetto still opens.
+constexpr std::size_t kMaxTraceOps = std::size_t{1} << 20;
+
+// What the trace needs of one step. The plan is the trainer's (the first step's or the
+// steady one, both kept for the trainer's life); the timeline is copied, as the next step
+// overwrites it.
+struct StepTrace {
+  const trainer::Plan* plan;
+  trainer::Timeline timeline;
+  std::vector<trainer::Event> memory;
+  int step;
+};
+
+int train_parallel(const TrainArgs& a, const std::string& note) {
   trainer::ModelConfig mc = trainer::model_preset(a.model);
   trainer::ParallelOptions o = parallel_options(a);
-  // The split is checked before the corpus and tokenizer are built: a bad config fails fast.
+  // The split is checked before the corpus and tokenizer are built: a bad config fails fast,
+  // in one line (the note on what was picked comes after, when it is worth reading).
   trainer::parallel_run_config(mc, o);
+  if (!note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
   trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
   trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
   mc.vocab = (int)tok.vocab_size();
   const trainer::TokenDataset data = trainer::TokenDataset::build(tok, corpus.train);
+  const trainer::TokenDataset heldout = trainer::TokenDataset::build(tok, corpus.heldout);
   trainer::ParallelTrainer t(mc, o, data);
   const int S = a.seq > 0 ? a.seq : mc.seq_len;
   std::fprintf(stderr, "model %s split over %d ranks (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link); %d texts of %d tokens a step\n",
@@ -209,47 +340,41 @@ int train_parallel(const TrainArgs& a) {
   if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
   const int last = a.stop_at > 0 ? a.stop_at : a.steps;
   trainer::ParallelStepResult r;
-  while (t.steps_done() < last) {
-    r = t.step();
-    if (log) {
-      auto o = trainer::json::Value::object();
-      o.set("step", r.step);
-      o.set("loss", r.loss);
-      o.set("aux_loss", r.aux_loss);
-      o.set("lr", (double)r.lr);
-      o.set("grad_norm", r.grad_norm);
-      o.set("seconds", r.seconds);
-      o.set("virtual_seconds", r.virtual_seconds);
-      o.set("bubble", r.bubble);
-      auto idle = trainer::json::Value::array();
-      for (double v : r.stage_idle) idle.push_back(v);
-      o.set("stage_idle", std::move(idle));
-      auto ranks = trainer::json::Value::array();
-      const auto& L = t.plan().layout;
-      for (int i = 0; i < t.world(); ++i) {
-        auto rk = trainer::json::Value::object();
-        const auto c = L.coord(i);
-        rk.set("rank", i);
-        rk.set("stage", c.stage);
-        rk.set("dp", c.dp);
-        rk.set("ep", c.ep);
-        rk.set("memory", memory_json(r.memory[(std::size_t)i].current));
-        rk.set("memory_peak", memory_json(r.memory[(std::size_t)i].peak));
-        ranks.push_back(std::move(rk));
+  std::deque<StepTrace> traced;
+  std::size_t traced_ops = 0;
+  bool trimmed = false;
+  {
+    Progress progress(a.quiet, t.steps_done(), last, (double)a.batch * S);
+    while (t.steps_done() < last) {
+      r = t.step();
+      if (log) log->write(step_json(t, r));
+      if (!a.trace.empty()) {
+        traced.push_back({&t.plan(), t.timeline(), t.memory_events(), r.step});
+        traced_ops += t.plan().ops.size();
+        // Keep the last trace_steps steps, and no more ops than a viewer opens (the last always).
+        while (traced.size() > 1 && ((int)traced.size() > a.trace_steps || traced_ops > kMaxTraceOps)) {
+          traced_ops -= traced.front().plan->ops.size();
+          traced.pop_front();
+          trimmed = true;
+        }
       }
-      o.set("ranks", std::move(ranks));
-      log->write(o);
+      char bubble[32];
+      std::snprintf(bubble, sizeof bubble, "  bubble %.1f%%", 100.0 * r.bubble);
+      progress.step(r.step, r.loss, bubble);
     }
-    if (!a.quiet)
-      std::fprintf(stderr, "step %d/%d  loss %.4f  bubble %.1f%%  %.2f s (virtual %.3f ms)\n", r.step, last, r.loss,
-                   100.0 * r.bubble, r.seconds, 1e3 * r.virtual_seconds);
   }
   if (!a.trace.empty()) {
-    const auto mem = t.memory_events();
-    trainer::write_chrome_trace(a.trace, t.plan(), t.timeline(), mem);
-    std::fprintf(stderr, "wrote %s (%d ranks)\n", a.trace.c_str(), t.world());
+    std::vector<trainer::TraceStep> steps;
+    for (const auto& s : traced) steps.push_back({s.plan, &s.timeline, s.memory, s.step});
+    trainer::write_chrome_trace(a.trace, steps);
+    const int s0 = traced.front().step, s1 = traced.back().step;
+    std::fprintf(stderr, "wrote %s (%d ranks, %s %d%s%s)\n", a.trace.c_str(), t.world(), s0 == s1 ? "step" : "steps", s0,
+                 s0 == s1 ? "" : ("-" + std::to_string(s1)).c_str(), trimmed ? ", the last ones kept" : "");
   }
   std::printf("loss %.4f at step %d on %d ranks\n", r.loss, t.steps_done(), t.world());
+  // The split model's weights, gathered, evaluated as a one-rank run evaluates its own.
+  const double held = trainer::heldout_loss(mc, t.master_weights(), heldout);
+  std::printf("held-out loss %.4f after %d steps\n", held, t.steps_done());
   return 0;
 }
 
@@ -259,7 +384,8 @@ int train_main(int argc, char** argv) {
   if (wants_help(argc, argv)) return std::printf("%s", kTrainUsage), 0;
   try {
     TrainArgs a = parse_train_args(rest(argc, argv));
-    if (a.parallel) return train_parallel(a);
+    const std::string note = fill_defaults(a);
+    if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     if (!a.resume.empty()) {
@@ -296,45 +422,33 @@ int train_main(int argc, char** argv) {
                  pb.total() / 1e6, 100.0 * pb.experts / pb.total(), t->train_data().tokens.size());
     std::unique_ptr<trainer::JsonlLog> log;
     if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
-    const bool tty = isatty(2);
-    auto start = std::chrono::steady_clock::now();
-    int first = t->steps_done();
-    double smooth = 0;
     const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
-    while (t->steps_done() < last) {
-      auto r = t->step();
-      smooth = smooth == 0 ? r.loss : 0.95 * smooth + 0.05 * r.loss;
-      if (log) {
-        auto mem = trainer::json::Value::object();
-        auto peak = trainer::json::Value::object();
-        for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
-          auto name = std::string(trainer::mem_category_name((trainer::MemCategory)c));
-          mem.set(name, (long long)r.memory.current[c]);
-          peak.set(name, (long long)r.memory.peak[c]);
+    {
+      Progress progress(a.quiet, t->steps_done(), last, (double)t->options().batch * cfg.seq_len);
+      while (t->steps_done() < last) {
+        auto r = t->step();
+        if (log) {
+          auto mem = trainer::json::Value::object();
+          auto peak = trainer::json::Value::object();
+          for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
+            auto name = std::string(trainer::mem_category_name((trainer::MemCategory)c));
+            mem.set(name, (long long)r.memory.current[c]);
+            peak.set(name, (long long)r.memory.peak[c]);
+          }
+          auto o = trainer::json::Value::object();
+          o.set("step", r.step);
+          o.set("loss", r.loss);
+          o.set("aux_loss", r.aux_loss);
+          o.set("lr", (double)r.lr);
+          o.set("grad_norm", r.grad_norm);
+          o.set("tokens_per_s", r.tokens_per_s);
+          o.set("memory", std::move(mem));
+          o.set("memory_peak", std::move(peak));
+          log->write(o);
         }
-        auto o = trainer::json::Value::object();
-        o.set("step", r.step);
-        o.set("loss", r.loss);
-        o.set("aux_loss", r.aux_loss);
-        o.set("lr", (double)r.lr);
-        o.set("grad_norm", r.grad_norm);
-        o.set("tokens_per_s", r.tokens_per_s);
-        o.set("memory", std::move(mem));
-        o.set("memory_peak", std::move(peak));
-        log->write(o);
-      }
-      double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      int done = r.step - first, left = last - r.step;
-      double tps = el > 0 ? done * (double)t->options().batch * cfg.seq_len / el : 0;
-      bool show = !a.quiet && (tty || r.step % 100 == 0 || left == 0);
-      if (show) {
-        std::fprintf(stderr, "%sstep %d/%d  loss %.3f  %.0f tok/s  ETA %s%s", tty ? "\r" : "", r.step,
-                     last, smooth, tps, fmt_time(done ? el / done * left : NAN).c_str(),
-                     tty ? "   " : "\n");
-        std::fflush(stderr);
+        progress.step(r.step, r.loss);
       }
     }
-    if (tty && !a.quiet) std::fprintf(stderr, "\n");
     double held = t->heldout_loss();
     std::printf("held-out loss %.4f after %d steps\n", held, t->steps_done());
     if (!a.save.empty()) {

@@ -28,7 +28,8 @@ struct TrainArgs {
   int dp = 1, ep = 1, pp = 1, vstages = 1;
   std::string schedule = "1f1b";
   std::string link = "nvlink";
-  std::string trace;   // Chrome/Perfetto trace of the last step
+  std::string trace;   // Chrome/Perfetto trace of the last trace_steps steps
+  int trace_steps = 50;  // capped so a long run's trace stays openable (~200 bytes an op)
   int seq = 0;         // tokens per text (0: the model's)
   int workers = 0;     // engine threads (0: one per core)
   bool parallel = false;
@@ -46,6 +47,14 @@ struct PredictArgs {
 // and `onegpu train` share it, so a configuration is checked by one rule everywhere:
 // trainer::parallel_run_config(model_preset(a.model), parallel_options(a)) throws the one line.
 trainer::ParallelOptions parallel_options(const TrainArgs& a);
+
+// Fills in what a split run needs and the user did not say: --vstages 2 for the interleaved
+// schedule (if the model's layers split over pp x 2), --schedule interleaved for --vstages > 1,
+// and --microbatches pp when a pipeline needs more than the default one. Returns one line
+// saying what was picked and why ("" when nothing was); throws Error with one line when no
+// pick fits (then the user must choose). A flag the user gave (TrainArgs::given) is never
+// changed: the plan rules judge it (parallel_run_config). `onegpu train` and the Lab call it.
+std::string fill_defaults(TrainArgs& a);
 
 // args exclude the sub-command name. Throw onegpu::trainer::Error with a one-line message.
 TrainArgs parse_train_args(const std::vector<std::string>& args);

@@ -13,7 +13,7 @@
 // too (post()), and run between the live run's ops.
 // The engine's workers write op events into their own lanes of the run's EventStream; the
 // runner's own lane (index LiveRun::workers) carries what exists only once a step is finished:
-// StepEnd, GradNorm, per-rank memory (MemoryLevel, microbatch -1), RouterCount and Traffic.
+// StepEnd, GradNorm, per-rank memory (StepMemory), RouterCount and Traffic.
 // The trainer never blocks on the picture; the runner itself waits for room in its own lane
 // (it is not a compute worker), so once-a-step records are never dropped.
 #include <condition_variable>

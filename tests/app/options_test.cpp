@@ -48,6 +48,21 @@ TEST(Options, BadInputIsOneClearError) {
   EXPECT_NE(message({"--frames", "0"}).find("at least 1"), std::string::npos);
 }
 
+TEST(Options, SplitFlagsAfterAChapterPointToTheLab) {
+  // Chapters replay recorded runs; the split flags of `onegpu train` are answered with the
+  // live command, carrying the user's flags over.
+  try {
+    parse_options({"--chapter", "wait", "--pp", "2", "--schedule", "zb1"});
+    FAIL() << "no error";
+  } catch (const OptionsError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("chapters play recorded runs"), std::string::npos) << m;
+    EXPECT_NE(m.find("onegpu lab --pp 2 --schedule zb1"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  EXPECT_THROW(parse_options({"--chapter", "wait", "--dp"}), OptionsError);  // still needs its value
+}
+
 TEST(Options, UsageNamesEveryMode) {
   std::string u = usage();
   for (const char* s : {"--list-chapters", "--headless", "--chapter", "--out", "--size", "--at", "F11", "Esc"})

@@ -161,5 +161,80 @@ TEST(ChromeTrace, FiveHundredTwelveProcesses) {
   EXPECT_EQ(procs, 512);
 }
 
+TEST(ChromeTrace, SeveralStepsFollowEachOtherAndReadBack) {
+  const Plan first = compile_plan(four_gpus(), PlanOptions{.broadcast_model = true});
+  const Plan steady = compile_plan(four_gpus());
+  const Timeline t1 = simulate(first, CostModel::unit()), t2 = simulate(steady, CostModel::unit());
+  const std::vector<TraceStep> steps{{&first, &t1, {}, 1}, {&steady, &t2, {}, 2}, {&steady, &t2, {}, 3}};
+  const std::string text = chrome_trace_json(steps);
+  const Shape s = check_shape(text);
+  EXPECT_EQ(s.processes, 4);  // ranks named once, not per step
+  EXPECT_EQ(s.phases.at("X"), static_cast<int>(first.ops.size() + 2 * steady.ops.size()));
+  EXPECT_EQ(s.phases.at("i"), 3);  // a "step N" marker each
+  for (auto [id, n] : s.flow_starts) EXPECT_EQ(n, 1) << "flow id " << id << " reused across steps";
+  expect_no_partial_overlap(s);
+
+  const std::vector<TraceOp> ops = parse_chrome_trace(text);
+  ASSERT_EQ(ops.size(), first.ops.size() + 2 * steady.ops.size());
+  std::map<int, std::pair<double, double>> span;  // step -> (first begin, last end)
+  std::map<int, std::size_t> count;
+  for (const TraceOp& o : ops) {
+    auto [it, fresh] = span.try_emplace(o.step, o.begin_us, o.end_us);
+    it->second.first = std::min(it->second.first, o.begin_us);
+    it->second.second = std::max(it->second.second, o.end_us);
+    ++count[o.step];
+  }
+  EXPECT_EQ(count[1], first.ops.size());
+  EXPECT_EQ(count[3], steady.ops.size());
+  EXPECT_NEAR(span[2].first, t1.end * 1e6, 1e-6 * t1.end * 1e6);  // starts where step 1 ended
+  EXPECT_GE(span[2].first, span[1].second - 1e-6);  // ts + dur rounds
+  EXPECT_GE(span[3].first, span[2].second - 1e-6);
+  // Fields read back as written (the first op of the first step).
+  const Op& op = first.ops[0];
+  EXPECT_EQ(ops[0].rank, op.rank);
+  EXPECT_EQ(ops[0].kind, std::string(to_string(op.kind)));
+  EXPECT_EQ(ops[0].microbatch, op.microbatch);
+  EXPECT_EQ(ops[0].bytes, op.bytes);
+  EXPECT_DOUBLE_EQ(ops[0].begin_us, t1.ops[0].begin * 1e6);
+  // A one-step trace has unnumbered ops.
+  EXPECT_EQ(parse_chrome_trace(chrome_trace_json(steady, t2)).front().step, -1);
+}
+
+TEST(ChromeTrace, ReadingABadFileIsOneClearError) {
+  const auto dir = std::filesystem::temp_directory_path() / "onegpu_trace_read_test";
+  std::filesystem::create_directories(dir);
+  const Plan plan = compile_plan(four_gpus());
+  const std::string good = chrome_trace_json(plan, simulate(plan, CostModel::unit()));
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"empty", ""},
+      {"blank", " \n"},
+      {"truncated", good.substr(0, good.size() / 2)},
+      {"not_object", "[1, 2, 3]"},
+      {"no_events", "{\"otherData\": {}}"},
+      {"events_not_array", "{\"traceEvents\": 7}"},
+      {"event_not_object", "{\"traceEvents\": [3]}"},
+      {"wrong_pid_type", "{\"traceEvents\": [{\"ph\":\"X\",\"pid\":\"zero\",\"cat\":\"forward\",\"name\":\"F\",\"ts\":0,\"dur\":1}]}"},
+      {"missing_ts", "{\"traceEvents\": [{\"ph\":\"X\",\"pid\":0,\"cat\":\"forward\",\"name\":\"F\",\"dur\":1}]}"},
+      {"not_json", "hello"},
+  };
+  for (const auto& [name, text] : bad) {
+    const std::string path = (dir / (name + ".json")).string();
+    std::ofstream(path, std::ios::binary) << text;
+    try {
+      read_chrome_trace(path);
+      ADD_FAILURE() << name << ": no error";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(path), std::string::npos) << name << ": " << m;  // names the file
+      EXPECT_EQ(m.find('\n'), std::string::npos) << name << ": " << m;
+    }
+  }
+  EXPECT_THROW(read_chrome_trace((dir / "missing.json").string()), Error);
+  const std::string ok = (dir / "good.json").string();
+  std::ofstream(ok, std::ios::binary) << good;
+  EXPECT_EQ(read_chrome_trace(ok).size(), plan.ops.size());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace onegpu::trainer

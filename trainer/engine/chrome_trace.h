@@ -7,9 +7,15 @@
 //     seconds), with its op id, layers, microbatch, bytes and wall time in args;
 //   - a flow arrow ("s" -> "f") from every send to its receive;
 //   - counters ("C"): live activations per rank (microbatch-chunks held, from the program),
-//     and any MemoryLevel / Loss events passed in (virtual_begin is their time).
+//     and any MemoryLevel / Loss events passed in (virtual_begin is their time);
+//   - several steps (TraceStep): each placed after the one before on the time axis, its ops
+//     carrying "step" in args, a global "step N" marker where it begins.
+// read_chrome_trace() reads the ops (X events) of such a file back.
+#include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/events/event.h"
@@ -29,5 +35,40 @@ std::string chrome_trace_json(const Plan& plan, const Timeline& timeline,
 // Throws Error naming the path when it cannot be written.
 void write_chrome_trace(const std::string& path, const Plan& plan, const Timeline& timeline,
                         std::span<const Event> extra = {}, const TraceOptions& opt = {});
+
+// One step of a run. Pointers, not copies: a plan of 512 ranks is megabytes and every
+// steady step shares one.
+struct TraceStep {
+  const Plan* plan = nullptr;
+  const Timeline* timeline = nullptr;
+  std::span<const Event> extra;  // its times are from the step's start, as the timeline's
+  int step = -1;                 // -1: one unnumbered step (no "step" arg, no marker)
+};
+
+// Steps one after another: step k starts at the sum of the earlier timelines' ends. Ranks are
+// named from the first step's plan; every step must have the same world. Throws Error when
+// a timeline does not match its plan or the worlds differ.
+std::string chrome_trace_json(std::span<const TraceStep> steps, const TraceOptions& opt = {});
+void write_chrome_trace(const std::string& path, std::span<const TraceStep> steps,
+                        const TraceOptions& opt = {});
+
+// ---- reading a trace back ----
+
+// One op (an "X" event) of a trace written above.
+struct TraceOp {
+  int rank = 0;
+  std::string kind;         // the op kind's name, as to_string(OpKind): "forward", "send", ...
+  std::string name;         // as Perfetto shows it: "F mb0", "recv act mb1"
+  int step = -1;            // -1 in a one-step trace
+  int microbatch = -1;      // -1: not per microbatch (collectives, update)
+  double begin_us = 0, end_us = 0;  // virtual time, microseconds from the trace's start
+  std::int64_t bytes = 0;
+};
+
+// The ops of the trace at path, in file order. Throws one Error naming the path when the file
+// is missing, empty, not JSON, truncated, or not shaped like our traces (wrong types).
+std::vector<TraceOp> read_chrome_trace(const std::string& path);
+// The same from text; `source` names it in messages.
+std::vector<TraceOp> parse_chrome_trace(std::string_view text, const std::string& source = "trace");
 
 }  // namespace onegpu::trainer

@@ -19,6 +19,7 @@ std::string_view to_string(EventKind kind) {
     case EventKind::Dropped: return "dropped";
     case EventKind::StepEnd: return "step";
     case EventKind::GradNorm: return "grad-norm";
+    case EventKind::StepMemory: return "step-memory";
     case EventKind::RouterCount: return "router";
     case EventKind::Traffic: return "traffic";
   }

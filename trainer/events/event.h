@@ -28,6 +28,8 @@ enum class EventKind : std::uint8_t {
                    // virtual clock, wall_begin/end = the step on the wall clock, detail = 1 if
                    // the step was finished by hand
   GradNorm,        // value = gradient norm before clipping, over the whole model
+  StepMemory,      // a rank's memory at the step's end: detail = category, bytes = current,
+                   // value = peak during the step
   RouterCount,     // layer, peer = expert, bytes = token rows the routers sent it this step
   Traffic,         // all-to-all rows: rank -> peer, layer, bytes = token rows (forward dispatch)
 };
@@ -36,9 +38,14 @@ inline constexpr int kEventKindCount = static_cast<int>(EventKind::Traffic) + 1;
 std::string_view to_string(EventKind kind);
 
 // Event::detail of a MemoryLevel event.
-// A MemoryLevel event at a step's end (microbatch -1) carries the peak of the step in value.
+// Event::detail of a MemoryLevel or StepMemory event.
 enum class MemoryCategory : std::uint8_t { Weights, Gradients, Optimizer, Activations, Communication };
 std::string_view to_string(MemoryCategory c);
+
+// Event::detail of a Probe event.
+enum class ProbeKind : std::uint8_t {
+  WeightsFingerprint = 1,  // bytes = 64-bit FNV-1a of every master weight after the update
+};
 
 struct Event {
   std::int32_t rank = -1;

@@ -57,6 +57,10 @@ class EventStream {
     return n;
   }
 
+  // Any thread: events waiting in producer p's ring, and its capacity (for a fill gauge).
+  std::size_t fill(std::size_t p) const { return lanes_[p]->ring.size_approx(); }
+  std::size_t capacity(std::size_t p) const { return lanes_[p]->ring.capacity(); }
+
   // Any thread: events lost so far.
   std::uint64_t dropped(std::size_t p) const { return lanes_[p]->ring.dropped(); }
   std::uint64_t dropped() const {

@@ -81,6 +81,13 @@ class SpscRing {
     return n;
   }
 
+  // Items waiting to be popped, as seen now (any thread; exact only when both sides rest).
+  std::size_t size_approx() const {
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    const std::uint64_t tail = tail_.load(std::memory_order_acquire);
+    return tail > head ? static_cast<std::size_t>(tail - head) : 0;
+  }
+
   // Producer side: count an item the producer chose to drop without trying to push it.
   void note_dropped() {
     dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_release);

@@ -248,6 +248,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     e.virtual_begin = e.virtual_end = ctx.virtual_begin;
     e.bytes = R.tracker->current(MemCategory::Activations);
     R.mem_events.push_back(e);
+    ctx.emit(e);  // the level after this op: the app places it at the op's end
   }
 
   // The router's choices of layer l for this microbatch (rank-owned: no lock).

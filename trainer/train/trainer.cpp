@@ -9,6 +9,7 @@
 
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
+#include "trainer/train/heldout.h"
 
 namespace onegpu::trainer {
 
@@ -55,20 +56,7 @@ StepResult Trainer::step() {
   return r.result();
 }
 
-double Trainer::heldout_loss() {
-  if (heldout_.tokens.empty()) throw Error("no held-out text");
-  const int S = model_->config().seq_len;
-  double ce = 0.0;
-  long n = 0;
-  MicrobatchState st;
-  for (const auto& b : eval_batches(heldout_, opt_.eval_rows, 8, S)) {
-    model_->forward(st, b);
-    ce += st.ce_sum;
-    n += st.n_targets;
-    Model::release(st);
-  }
-  return ce / std::max(1L, n);
-}
+double Trainer::heldout_loss() { return trainer::heldout_loss(*model_, heldout_, opt_.eval_rows); }
 
 // ---- checkpoints ----
 

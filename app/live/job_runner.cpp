@@ -1,0 +1,507 @@
+#include "app/live/job_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "trainer/data/bpe_tokenizer.h"
+#include "trainer/data/corpus.h"
+#include "trainer/data/story_corpus.h"
+#include "trainer/error.h"
+#include "trainer/model/config.h"
+#include "trainer/parallel/parallel_trainer.h"
+#include "trainer/train/dataset.h"
+
+namespace onegpu::app {
+
+using trainer::Event;
+using trainer::EventKind;
+
+// ---- commands and the live run's private half ----
+
+struct JobRunner::Command {
+  enum Kind { Configure, Play, Pause, StepOp, StepMicrobatch, StepWhole, Reset, Job } kind = Pause;
+  cli::TrainArgs args;
+  double pace = 0;
+  std::string what;
+  std::function<void()> job;
+  std::shared_ptr<std::promise<void>> done;
+};
+
+// What the runner thread alone touches: the corpus it tokenised (kept across configurations
+// that read the same one) and the trainer.
+struct JobRunner::Live {
+  std::string corpus_path;
+  std::unique_ptr<trainer::Corpus> corpus;
+  std::unique_ptr<trainer::BpeTokenizer> tok;
+  std::unique_ptr<trainer::TokenDataset> data;
+  std::unique_ptr<trainer::ParallelTrainer> trainer;
+  std::shared_ptr<LiveRun> info;
+  std::int64_t step_wall_begin = 0;
+};
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int worker_count(const cli::TrainArgs& a) {
+  if (a.workers > 0) return a.workers;
+  return std::max(1, (int)std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+JobRunner::JobRunner() : thread_([this] { thread_main(); }) {}
+
+JobRunner::~JobRunner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+JobRunner& JobRunner::shared() {
+  static JobRunner runner;
+  return runner;
+}
+
+std::string JobRunner::check(const cli::TrainArgs& a) {
+  try {
+    trainer::parallel_run_config(trainer::model_preset(a.model), cli::parallel_options(a));
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+// ---- the command side (any thread) ----
+
+void JobRunner::push(Command c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(c));
+    status_.queued = queue_.size();
+  }
+  cv_.notify_all();
+}
+
+void JobRunner::configure(const cli::TrainArgs& a) {
+  Command c;
+  c.kind = Command::Configure;
+  c.args = a;
+  push(std::move(c));
+}
+void JobRunner::play(double ops_per_second) {
+  Command c;
+  c.kind = Command::Play;
+  c.pace = ops_per_second;
+  push(std::move(c));
+}
+void JobRunner::pause() { push(Command{Command::Pause}); }
+void JobRunner::step_op() { push(Command{Command::StepOp}); }
+void JobRunner::step_microbatch() { push(Command{Command::StepMicrobatch}); }
+void JobRunner::step_whole() { push(Command{Command::StepWhole}); }
+void JobRunner::reset() { push(Command{Command::Reset}); }
+
+std::shared_future<void> JobRunner::post(std::string what, std::function<void()> job) {
+  Command c;
+  c.kind = Command::Job;
+  c.what = std::move(what);
+  c.job = std::move(job);
+  c.done = std::make_shared<std::promise<void>>();
+  std::shared_future<void> f = c.done->get_future().share();
+  push(std::move(c));
+  return f;
+}
+
+RunnerStatus JobRunner::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+std::shared_ptr<const LiveRun> JobRunner::live() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_;
+}
+
+void JobRunner::wait_idle(const std::function<void()>& pump) {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (queue_.empty() && !busy_) return;
+      idle_cv_.wait_for(lock, std::chrono::milliseconds(2));
+      if (queue_.empty() && !busy_) return;
+    }
+    if (pump) pump();
+  }
+}
+
+void JobRunner::wait_steps(int steps, const std::function<void()>& pump) {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      const bool stopped = queue_.empty() && !busy_ && status_.mode == RunMode::Paused;
+      if (status_.steps_done >= steps || !status_.error.empty() || stopped) return;
+      idle_cv_.wait_for(lock, std::chrono::milliseconds(2));
+    }
+    if (pump) pump();
+  }
+}
+
+// ---- the runner thread ----
+
+void JobRunner::thread_main() {
+  run_ = std::make_unique<Live>();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (!queue_.empty()) {
+      Command c = std::move(queue_.front());
+      queue_.pop_front();
+      status_.queued = queue_.size();
+      busy_ = true;
+      lock.unlock();
+      carry_out(c);
+      lock.lock();
+      busy_ = false;
+      idle_cv_.notify_all();
+      continue;
+    }
+    if (mode_ != RunMode::Paused && run_->trainer) {
+      lock.unlock();
+      quantum();
+      lock.lock();
+      continue;
+    }
+    idle_cv_.notify_all();
+    cv_.wait(lock);
+  }
+  lock.unlock();
+  // A step left half-done by hand is finished so the engine's workers stop cleanly.
+  try {
+    if (run_->trainer && status_.in_step) run_->trainer->finish_step();
+  } catch (...) {
+  }
+  run_.reset();
+}
+
+void JobRunner::publish_status() {
+  RunnerStatus s;
+  s.generation = generation_;
+  s.mode = mode_;
+  s.ops_per_second = pace_;
+  if (auto* t = run_->trainer.get()) {
+    s.steps_done = t->steps_done();
+    s.in_step = status_.in_step;  // kept by ensure_step / finish_step
+    if (s.in_step) {
+      trainer::Engine& e = t->engine();
+      s.ops_done = e.ops_done();
+      auto waiting = e.waiting_ops();
+      if (!waiting.empty()) s.next_op = waiting.front();
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  s.microbatches_released = status_.microbatches_released;
+  s.error = status_.error;
+  s.building = status_.building;
+  s.building_what = status_.building_what;
+  s.job = status_.job;
+  s.queued = queue_.size();
+  status_ = s;
+}
+
+void JobRunner::carry_out(Command& c) {
+  auto fail = [&](const std::string& why) {
+    mode_ = RunMode::Paused;
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.error = why;
+  };
+  auto clear_error = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.error.clear();
+  };
+  try {
+    switch (c.kind) {
+      case Command::Configure:
+        do_configure(c.args);
+        break;
+      case Command::Reset:
+        if (run_->info) {
+          cli::TrainArgs a = run_->info->args;
+          do_configure(a);
+        }
+        break;
+      case Command::Play:
+        if (!run_->trainer) throw trainer::Error("no run to play: choose a configuration first");
+        clear_error();
+        mode_ = c.pace > 0 ? RunMode::Paced : RunMode::Free;
+        pace_ = c.pace;
+        break;
+      case Command::Pause:
+        mode_ = RunMode::Paused;
+        break;
+      case Command::StepOp: {
+        if (!run_->trainer) throw trainer::Error("no run to step: choose a configuration first");
+        mode_ = RunMode::Paused;
+        ensure_step();
+        by_hand_ = true;
+        run_->trainer->engine().step_one();
+        after_ops();
+        break;
+      }
+      case Command::StepMicrobatch: {
+        if (!run_->trainer) throw trainer::Error("no run to step: choose a configuration first");
+        mode_ = RunMode::Paused;
+        ensure_step();
+        by_hand_ = true;
+        int k;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          k = ++status_.microbatches_released;
+        }
+        trainer::Engine& e = run_->trainer->engine();
+        if (k > run_->info->args.microbatches) e.release_all();
+        else e.release_microbatches(k);
+        e.wait();
+        after_ops();
+        break;
+      }
+      case Command::StepWhole:
+        if (!run_->trainer) throw trainer::Error("no run to step: choose a configuration first");
+        mode_ = RunMode::Paused;
+        ensure_step();
+        finish_step(by_hand_);
+        break;
+      case Command::Job: {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          status_.job = c.what;
+        }
+        try {
+          c.job();
+          c.done->set_value();
+        } catch (...) {
+          c.done->set_exception(std::current_exception());
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.job.clear();
+        break;
+      }
+    }
+    if (c.kind != Command::Job && c.kind != Command::Configure && c.kind != Command::Reset && c.kind != Command::Pause)
+      clear_error();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  publish_status();
+}
+
+void JobRunner::do_configure(const cli::TrainArgs& a) {
+  const std::string why = check(a);
+  if (!why.empty()) throw trainer::Error(why);  // the running configuration stays as it was
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.building = true;
+    status_.building_what = "building " + a.model + " on " + std::to_string(a.pp * a.dp) + " ranks";
+  }
+  struct Done {
+    JobRunner* r;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(r->mu_);
+      r->status_.building = false;
+      r->status_.building_what.clear();
+    }
+  } done{this};
+  Live& L = *run_;
+  // A half-done step of the old run is finished first: its engine must not be left holding ops.
+  if (L.trainer && status_.in_step) {
+    try {
+      L.trainer->finish_step();
+    } catch (...) {
+    }
+  }
+  L.trainer.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.in_step = false;
+    status_.microbatches_released = 0;
+  }
+  if (!L.corpus || L.corpus_path != a.corpus) {
+    L.corpus = std::make_unique<trainer::Corpus>(a.corpus.empty() ? trainer::generate_story_corpus()
+                                                                   : trainer::load_text_corpus(a.corpus));
+    L.tok = std::make_unique<trainer::BpeTokenizer>(trainer::BpeTokenizer::train(L.corpus->train));
+    L.data = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->train));
+    L.corpus_path = a.corpus;
+  }
+  trainer::ModelConfig mc = trainer::model_preset(a.model);
+  mc.vocab = (int)L.tok->vocab_size();
+  trainer::ParallelOptions o = cli::parallel_options(a);
+  const int workers = worker_count(a);
+  o.workers = workers;
+  auto info = std::make_shared<LiveRun>();
+  info->generation = ++generation_;
+  info->args = a;
+  info->model = mc;
+  info->workers = workers;
+  info->seq = a.seq > 0 ? a.seq : mc.seq_len;
+  info->tokens_per_step = (std::int64_t)a.batch * info->seq;
+  // Lanes: one per engine worker, plus the runner's (bigger: a 512-rank step's records).
+  info->events = std::make_shared<trainer::EventStream>(workers + 1, 1u << 16);
+  o.events = info->events.get();
+  const trainer::RunConfig rc = trainer::parallel_run_config(mc, o);
+  info->steady_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc));
+  if (o.broadcast_first_step)
+    info->first_plan = std::make_shared<const trainer::Plan>(
+        trainer::compile_plan(rc, trainer::PlanOptions{.broadcast_model = true}));
+  L.trainer = std::make_unique<trainer::ParallelTrainer>(mc, o, *L.data);
+  L.info = info;
+  mode_ = RunMode::Paused;
+  by_hand_ = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  live_ = info;
+  status_.error.clear();
+}
+
+void JobRunner::ensure_step() {
+  if (status_.in_step) return;  // only this thread writes in_step
+  run_->step_wall_begin = now_ns();
+  run_->trainer->begin_step();
+  by_hand_ = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.in_step = true;
+  status_.microbatches_released = 0;
+}
+
+void JobRunner::after_ops() {
+  if (run_->trainer->engine().finished()) finish_step(by_hand_);
+}
+
+void JobRunner::quantum() {
+  try {
+    ensure_step();
+    trainer::Engine& e = run_->trainer->engine();
+    if (mode_ == RunMode::Paced) {
+      const auto t0 = std::chrono::steady_clock::now();
+      e.step_one();
+      after_ops();
+      publish_status();
+      // Wait out the rest of the tick, waking early for a command.
+      const auto tick = std::chrono::duration<double>(1.0 / std::max(0.01, pace_));
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_until(lock, t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(tick),
+                     [&] { return stop_ || !queue_.empty(); });
+      return;
+    }
+    // Free: a slice of the step at a time, so a pause lands between two ops, not at the
+    // step's end (a 512-rank step takes seconds).
+    const std::size_t total = run_->info->plan_of(run_->trainer->steps_done()).ops.size();
+    e.release_ops((int)std::max<std::size_t>(64, total / 8));
+    e.wait();
+    after_ops();
+    publish_status();
+  } catch (const std::exception& ex) {
+    mode_ = RunMode::Paused;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.error = ex.what();
+      status_.in_step = false;
+    }
+    publish_status();
+  }
+}
+
+void JobRunner::emit(const Event& e) {
+  trainer::EventStream& s = *run_->info->events;
+  const std::size_t lane = (std::size_t)run_->info->workers;
+  // The runner is not a compute worker: it may wait for the app to drain (never forever).
+  for (int i = 0; s.room(lane) < 2 && i < 5000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  s.push(lane, e);
+}
+
+void JobRunner::finish_step(bool by_hand) {
+  Live& L = *run_;
+  const trainer::ParallelStepResult r = L.trainer->finish_step();
+  const std::int64_t wall_end = now_ns();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.in_step = false;
+    status_.microbatches_released = 0;
+  }
+  by_hand_ = false;
+  const int step = r.step - 1;  // the step's number as its op events carry it
+  Event base;
+  base.step = step;
+  base.microbatch = -1;
+  Event g = base;
+  g.kind = EventKind::GradNorm;
+  g.value = r.grad_norm;
+  emit(g);
+  for (int rank = 0; rank < (int)r.memory.size(); ++rank)
+    for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
+      Event m = base;
+      m.kind = EventKind::StepMemory;
+      m.rank = rank;
+      m.detail = (std::uint8_t)c;
+      m.bytes = r.memory[(std::size_t)rank].current[(std::size_t)c];
+      m.value = (double)r.memory[(std::size_t)rank].peak[(std::size_t)c];
+      emit(m);
+    }
+  const int E = L.info->model.n_experts;
+  for (std::size_t i = 0; i < r.router_counts.size(); ++i) {
+    if (r.router_counts[i] == 0) continue;
+    Event rc = base;
+    rc.kind = EventKind::RouterCount;
+    rc.layer = (std::int16_t)(i / (std::size_t)E);
+    rc.peer = (std::int16_t)(i % (std::size_t)E);
+    rc.bytes = r.router_counts[i];
+    emit(rc);
+  }
+  for (const auto& t : r.traffic) {
+    Event tr = base;
+    tr.kind = EventKind::Traffic;
+    tr.rank = t.from;
+    tr.peer = (std::int16_t)t.to;
+    tr.layer = (std::int16_t)t.layer;
+    tr.bytes = t.rows;
+    emit(tr);
+  }
+  // A fingerprint of the weights, so "by hand" and "free" steps can be compared bit for bit
+  // (skipped for big runs: gathering 512 shards costs more than the step).
+  if ((std::int64_t)L.info->world() * 4 * trainer::param_breakdown(L.info->model).total() < (std::int64_t)1 << 28) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (float w : L.trainer->master_weights()) {
+      std::uint32_t u;
+      std::memcpy(&u, &w, 4);
+      for (int b = 0; b < 4; ++b) h = (h ^ ((u >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+    Event f = base;
+    f.kind = EventKind::Probe;
+    f.detail = (std::uint8_t)trainer::ProbeKind::WeightsFingerprint;
+    f.bytes = (std::int64_t)h;
+    emit(f);
+  }
+  // Last: the run state closes the step when it sees this.
+  Event s = base;
+  s.kind = EventKind::StepEnd;
+  s.detail = by_hand ? 1 : 0;
+  s.value = r.loss;
+  s.bytes = L.info->tokens_per_step;
+  s.virtual_end = r.virtual_seconds;
+  s.wall_begin_ns = L.step_wall_begin;
+  s.wall_end_ns = wall_end;
+  emit(s);
+}
+
+}  // namespace onegpu::app

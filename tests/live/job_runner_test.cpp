@@ -1,0 +1,169 @@
+// The job runner: commands carried out in order on its one thread, the by-hand rules (one op
+// per press, in the engine's by-hand order; a microbatch; a whole step), bitwise parity of a
+// step finished by hand with the same step run free, and a bad configuration that leaves the
+// running one untouched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "app/live/job_runner.h"
+#include "app/live/run_state.h"
+
+namespace onegpu::app {
+namespace {
+
+cli::TrainArgs split(int dp, int ep, int pp, int microbatches) {
+  cli::TrainArgs a;
+  a.model = "story";
+  a.dp = dp;
+  a.ep = ep;
+  a.pp = pp;
+  a.microbatches = microbatches;
+  a.batch = 4;
+  a.seq = 16;
+  a.workers = 2;
+  a.steps = 10;
+  return a;
+}
+
+struct Watched {
+  JobRunner jr;
+  RunState rs;
+  void pump() {
+    auto live = jr.live();
+    if (live && live->generation != rs.generation()) rs.attach(live);
+    rs.drain();
+  }
+  void settle() {
+    jr.wait_idle([this] { pump(); });
+    pump();
+  }
+};
+
+TEST(JobRunner, BadConfigurationKeepsTheRunningOne) {
+  Watched w;
+  w.jr.configure(split(2, 2, 2, 2));
+  w.settle();
+  ASSERT_TRUE(w.jr.status().error.empty()) << w.jr.status().error;
+  const auto before = w.jr.live();
+  ASSERT_NE(before, nullptr);
+  w.jr.configure(split(2, 3, 1, 1));  // ep must divide dp
+  w.settle();
+  EXPECT_NE(w.jr.status().error.find("ep must divide dp"), std::string::npos) << w.jr.status().error;
+  EXPECT_EQ(JobRunner::check(split(2, 3, 1, 1)), w.jr.status().error) << "the same line the CLI prints";
+  EXPECT_EQ(w.jr.live(), before) << "the running configuration stays";
+  w.jr.step_whole();
+  w.settle();
+  EXPECT_EQ(w.jr.status().steps_done, 1) << "and still steps";
+  EXPECT_TRUE(w.jr.status().error.empty());
+}
+
+TEST(JobRunner, OneOpPerPressInTheEnginesOrder) {
+  Watched w;
+  w.jr.configure(split(1, 1, 2, 2));
+  w.settle();
+  const trainer::Plan& plan = w.jr.live()->plan_of(0);
+  // The first press begins the step; before it, nothing is predicted.
+  w.jr.step_op();
+  w.settle();
+  std::size_t done = w.jr.status().ops_done;
+  ASSERT_EQ(done, 1u);
+  int presses = 1;
+  while (w.jr.status().in_step) {
+    const RunnerStatus st = w.jr.status();
+    ASSERT_GE(st.next_op, 0);
+    const std::size_t spans_before = w.rs.latest()->ops.size();
+    w.jr.step_op();
+    w.settle();
+    ++presses;
+    const StepRecord& s = *w.rs.find(0);
+    if (!w.jr.status().in_step) break;
+    EXPECT_EQ(w.jr.status().ops_done, st.ops_done + 1) << "exactly one task per press";
+    // The op the status named is the one that ran (a collective: all its members).
+    ASSERT_GT(s.ops.size(), spans_before);
+    EXPECT_EQ(s.ops[spans_before].id, (std::uint32_t)st.next_op) << trainer::describe(plan.op((std::uint32_t)st.next_op));
+  }
+  const StepRecord* s = w.rs.find(0);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->complete);
+  EXPECT_TRUE(s->by_hand);
+  EXPECT_EQ(s->ops.size(), plan.ops.size());
+  EXPECT_GT(presses, 10);
+}
+
+// The same two steps, once by hand (op by op, then microbatch by microbatch) and once free.
+TEST(JobRunner, StepsByHandAreBitwiseTheFreeSteps) {
+  Watched hand, free;
+  hand.jr.configure(split(2, 2, 2, 2));
+  free.jr.configure(split(2, 2, 2, 2));
+  hand.settle();
+  free.settle();
+  for (int i = 0; i < 1000 && hand.jr.status().steps_done < 1; ++i) {
+    hand.jr.step_op();
+    hand.settle();
+  }
+  for (int i = 0; i < 10 && hand.jr.status().steps_done < 2; ++i) {
+    hand.jr.step_microbatch();
+    hand.settle();
+  }
+  ASSERT_EQ(hand.jr.status().steps_done, 2);
+  free.jr.play();
+  free.jr.wait_steps(2, [&] { free.pump(); });
+  free.jr.pause();
+  free.settle();
+  ASSERT_GE(free.jr.status().steps_done, 2);
+  for (int step = 0; step < 2; ++step) {
+    const StepRecord* a = hand.rs.find(step);
+    const StepRecord* b = free.rs.find(step);
+    ASSERT_TRUE(a && b && a->complete && b->complete);
+    EXPECT_TRUE(a->by_hand);
+    EXPECT_FALSE(b->by_hand);
+    EXPECT_EQ(a->loss, b->loss) << "step " << step;
+    EXPECT_EQ(a->grad_norm, b->grad_norm);
+    ASSERT_NE(a->weights_fingerprint, 0u);
+    EXPECT_EQ(a->weights_fingerprint, b->weights_fingerprint) << "the weights, bit for bit";
+    EXPECT_EQ(a->router, b->router);
+  }
+  EXPECT_NE(hand.rs.find(0)->weights_fingerprint, hand.rs.find(1)->weights_fingerprint) << "an update moves them";
+}
+
+TEST(JobRunner, StepRecordsCarryMemoryRouterAndTraffic) {
+  Watched w;
+  w.jr.configure(split(2, 2, 1, 1));
+  w.settle();
+  w.jr.step_whole();
+  w.settle();
+  const StepRecord* s = w.rs.last_complete();
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->memory.size(), 2u);
+  for (const RankMemory& m : s->memory) {
+    EXPECT_GT(m.current[0], 0) << "weights";
+    EXPECT_GT(m.current[2], 0) << "optimizer state";
+    EXPECT_GE(m.peak[3], m.current[3]);
+  }
+  // Every token of every layer picks top-k experts: the counts add up to tokens × k.
+  const auto& mc = w.jr.live()->model;
+  for (int l = 0; l < mc.n_layers; ++l) {
+    std::int64_t sum = 0;
+    for (int e = 0; e < mc.n_experts; ++e) sum += s->router[(std::size_t)(l * mc.n_experts + e)];
+    EXPECT_EQ(sum, 4 * 16 * mc.top_k) << "layer " << l;
+  }
+  ASSERT_FALSE(s->traffic.empty());
+  for (const TrafficRow& t : s->traffic) EXPECT_NE(t.from, t.to);
+  EXPECT_GT(s->tokens_per_s, 0);
+  EXPECT_TRUE(std::isfinite(s->loss));
+  EXPECT_GT(s->grad_norm, 0);
+}
+
+TEST(JobRunner, PostedJobsRunOnTheRunnersThread) {
+  JobRunner jr;
+  std::thread::id ran;
+  auto f = jr.post("test job", [&] { ran = std::this_thread::get_id(); });
+  f.wait();
+  EXPECT_NE(ran, std::this_thread::get_id());
+  auto g = jr.post("failing job", [] { throw std::runtime_error("boom"); });
+  EXPECT_THROW(g.get(), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace onegpu::app
