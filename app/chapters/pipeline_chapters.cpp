@@ -113,7 +113,7 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
   // Every GPU fits: a check on each, from its own rank's bytes.
   for (int r = 0; r < 4; ++r) {
     float a = phase(t, kFits + 0.1f * r, 0.35f, Ease::OutBack);
-    if (a <= 0.0f || held_fill(r) >= 1.0f) continue;
+    if (a <= 0.0f || !story_pipeline_held_bytes_ready() || held_fill(r) >= 1.0f) continue;
     Rect badge = fits_badge(r);
     c.disc(badge.center(), 0.07f * s * std::min(a, 1.2f), palette::lit);
     check_mark(c, Rect::centered(badge.center(), badge.size() * 0.8f), std::max(2.0f * wpp, 0.012f * s),
@@ -126,13 +126,15 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
   Rect a = sc_.chip(0), b = sc_.chip(1);
   bracket(c, a.min.x, b.max.x, a.min.y - 0.16f * s, "Pipeline parallelism · the layers split by height", s, wpp,
           labels);
-  const auto& held = story_pipeline_held_bytes();
   char line[200];
-  std::snprintf(line, sizeof line,
-                "held per GPU (weights, gradients, optimizer; each rank's allocator): stage 1 %s · stage 2 %s · "
-                "capacity %s",
-                format_bytes(held[0]).c_str(), format_bytes(held[2]).c_str(),
-                format_bytes(toy_capacity_bytes()).c_str());
+  if (const auto* held = story_pipeline_held_bytes_ready())
+    std::snprintf(line, sizeof line,
+                  "held per GPU (weights, gradients, optimizer; each rank's allocator): stage 1 %s · stage 2 %s · "
+                  "capacity %s",
+                  format_bytes((*held)[0]).c_str(), format_bytes((*held)[2]).c_str(),
+                  format_bytes(toy_capacity_bytes()).c_str());
+  else
+    std::snprintf(line, sizeof line, "held per GPU: reading each rank's allocator…");
   c.text(line, {(a.min.x + b.max.x) * 0.5f, a.min.y - 0.33f * s}, 0.036f * s * kSmallText,
          with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)), Align::Center);
   c.text("no layer is trained yet: all eight begin at step 0 and learn together", {(a.min.x + b.max.x) * 0.5f,
@@ -200,11 +202,26 @@ float PipelineStepChapter::chapter_time(double v) const {
 double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
   const float wpp = cam.world_per_pixel(), s = sc_.s();
   Canvas& c = f.world;
-  const PipelineStep& st = step();
-  const double v = virtual_time(f.t);
   draw_field_behind(c, sc_.layout(), 0.05f, wpp, 2, {8, 9});
   // Veil the field around the four GPUs: the gauges and the numbers need a quiet ground.
   c.box(sc_.frame(3.2f, below_ + 0.3f), with_alpha(palette::background, 0.9f));
+  story_pipeline_held_bytes_ready();  // queued before the step (a quick job): the walls come first
+  if (!ready_step()) {
+    // In the window, the step may still be measured on the job runner: the boxes, and a note.
+    for (int r = 0; r < 4; ++r) {
+      c.set_layer(1);
+      draw_stage_box(c, sc_, r, held_fill(r), 1.0f, wpp);
+    }
+    c.set_layer(2);
+    draw_stage_labels(c, sc_, 1.0f);
+    draw_gpu_names(c, sc_, 1.0f);
+    std::string note = story_pipeline_activity();
+    c.text(note.empty() ? "measuring the real step…" : note + "…", {sc_.gauge(2).min.x, sc_.gauge(2).max.y + 0.05f * s},
+           0.042f * s * kSmallText, palette::forward);
+    return -1.0;
+  }
+  const PipelineStep& st = step();  // measured: no wait
+  const double v = virtual_time(f.t);
   StepLook look{&st, v, 1.0f};
   for (int r = 0; r < 4; ++r) {
     c.set_layer(1);
@@ -259,6 +276,10 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float s = sc_.s();
   Canvas& c = f.world;
   const double v = draw_run(f, cam);
+  if (!ready_step()) {
+    c.set_layer(0);
+    return;
+  }
   const PipelineStep& st = step();
   // The loss, measured where the forward pass ends: at the top of stage 2.
   double top_done = 0.0;
@@ -326,6 +347,10 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float s = sc_.s(), wpp = cam.world_per_pixel();
   Canvas& c = f.world;
   const double v = draw_run(f, cam);
+  if (!ready_step()) {
+    c.set_layer(0);
+    return;
+  }
   const PipelineStep& st = step();
   c.set_layer(3);
   // When both stages are busy with different microbatches, say so (from the timeline).
@@ -342,9 +367,21 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
                   lo->microbatch + 1);
     c.text(both, {sc_.gauge(0).min.x, sc_.chip(0).max.y + 0.07f * s}, 0.04f * s * kSmallText, palette::text);
   }
-  // Then the same batch cut into 1, 2 and 4 microbatches: one time scale for all three.
-  const double full = compare_full();
+  // Then the same batch cut into 1, 2 and 4 microbatches: one time scale for all three, once all
+  // three are measured.
+  bool all = true;
+  for (int m : kRuns) all &= story_pipeline_step_ready(m) != nullptr;
   c.set_layer(2);
+  if (!all) {
+    const float head = phase(f.t, kCompare - 0.3f, 0.5f, Ease::Smooth);
+    Rect g0 = compare_gauge(0, 1);
+    std::string note = story_pipeline_activity();
+    c.text(note.empty() ? "measuring 1, 2 and 4 microbatches…" : note + "…", {g0.min.x, g0.max.y + 0.1f * s},
+           0.04f * s * kSmallText, with_alpha(palette::forward, head));
+    c.set_layer(0);
+    return;
+  }
+  const double full = compare_full();
   float head = phase(f.t, kCompare - 0.3f, 0.5f, Ease::Smooth);
   Rect g0 = compare_gauge(0, 1);
   c.text("the same 8 texts per step, cut into more microbatches (one time scale; GPU 1 and GPU 3)",

@@ -6,6 +6,7 @@
 //                 idle stage hatched; times from the engine's virtual clock
 //   back-to-back  two microbatches one behind the other, gauges per GPU; then 1, 2 and 4
 //                 microbatches side by side, measured idle beside the textbook (p-1)/(m+p-1)
+#include <string>
 #include <vector>
 
 #include "app/chapters/chapter.h"
@@ -21,6 +22,7 @@ class StagesChapter : public Chapter {
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float) override;
+  std::string activity() const override { return story_pipeline_activity(); }
   // Where the check mark of a rank's "fits" badge sits.
   render::Rect fits_badge(int rank) const;
 
@@ -44,11 +46,16 @@ class PipelineStepChapter : public Chapter {
   float chapter_time(double v) const;
   // The hand-over travelling at t (an index into step().handoffs) and how far it has got, or -1.
   int handoff_at(float t, float* progress) const;
+  // The step, waiting for its job (prepare(), tests; the functions above wait too); draw() asks
+  // ready_step(), null until it is measured.
   const PipelineStep& step() const { return story_pipeline_step(m_); }
+  const PipelineStep* ready_step() const { return story_pipeline_step_ready(m_); }
+  std::string activity() const override { return story_pipeline_activity(); }
   const PipeScene& scene() const { return sc_; }
 
  protected:
-  // Boxes, lit layers, hatching, hand-overs, gauges; returns the virtual time drawn.
+  // Boxes, lit layers, hatching, hand-overs, gauges; returns the virtual time drawn, or -1 with
+  // the boxes alone and a note while the step is still being measured.
   double draw_run(const SceneFrame& f, const render::Camera& cam);
   std::vector<int> sends_in_order() const;
   float below_ = 0.6f;  // room under the boxes, in world units
@@ -76,7 +83,7 @@ class BackToBackChapter : public PipelineStepChapter {
   void prepare(float) override;
   // The mini gauge of run i (m = kRuns[i]) for a stage, on one scale for all three runs.
   render::Rect compare_gauge(int i, int stage) const;
-  double compare_full() const;  // the scale: the longest of the three runs
+  double compare_full() const;  // the scale: the longest of the three runs (waits for them)
 };
 
 }  // namespace onegpu::app

@@ -32,8 +32,8 @@ std::string percent(double fraction) {
 }
 
 float held_fill(int rank) {
-  const auto& held = story_pipeline_held_bytes();
-  return static_cast<float>(double(held[rank]) / double(toy_capacity_bytes()));
+  const auto* held = story_pipeline_held_bytes_ready();
+  return held ? static_cast<float>(double((*held)[rank]) / double(toy_capacity_bytes())) : 0.0f;
 }
 
 void draw_stage_box(Canvas& c, const PipeScene& sc, int rank, float fill, float fade, float wpp) {

@@ -42,7 +42,8 @@ struct StepLook {
   float alpha = 1.0f;
 };
 
-// Wall fill of a rank: its allocator's weights + gradients + optimizer bytes over capacity.
+// Wall fill of a rank: its allocator's weights + gradients + optimizer bytes over capacity (0
+// until the job that builds the run has been).
 float held_fill(int rank);
 // Box `rank` with its four layers (numbered by stage), its walls filled to `fill` of capacity.
 void draw_stage_box(render::Canvas& c, const PipeScene& sc, int rank, float fill, float fade, float wpp);

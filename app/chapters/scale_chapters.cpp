@@ -191,7 +191,7 @@ void WiderChapter::draw(const SceneFrame& f, const Camera& cam) {
 
 // ---- One step on 64 GPUs ----
 
-double Step64Chapter::virtual_at(const ScaleStep& s, float t) {
+double Step64Chapter::virtual_at(const PipelineStep& s, float t) {
   return s.step_end * phase(t, kRun, kRunLength);
 }
 
@@ -202,7 +202,7 @@ void Step64Chapter::prepare(float) {
   scale_step();
 }
 
-glm::vec2 Step64Chapter::bead_at(const ScaleStep& s, const ScaleHandoff& h, double v) const {
+glm::vec2 Step64Chapter::bead_at(const PipelineStep& s, const PipeHandoff& h, double v) const {
   const float p = ease(Ease::InOutSine, float((v - h.sent) / (kBeadShow * s.step_end)));
   const Rect a = b_.chip(h.from / 8, h.from % 8), z = b_.chip(h.to / 8, h.to % 8);
   // Two lanes, so a microbatch going up and a correction coming down never hide each other.
@@ -215,7 +215,7 @@ glm::vec2 Step64Chapter::bead_at(const ScaleStep& s, const ScaleHandoff& h, doub
 namespace {
 
 // A closed GPU coloured by what its rank is doing.
-void draw_cell(Canvas& c, const Rect& chip, const ScaleSpan* span, bool waiting, float tone, float wpp) {
+void draw_cell(Canvas& c, const Rect& chip, const PipeSpan* span, bool waiting, float tone, float wpp) {
   const float s = chip.size().x;
   glm::vec4 lid = mix(mix(palette::chip_body, palette::weights, 0.22f), palette::weights, tone);
   c.box(chip, lid, 0.09f * s, palette::chip_edge, std::max(wpp, 0.012f * s));
@@ -262,7 +262,7 @@ float Step64Chapter::run_clock(float t, bool ready) {
 void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   start_scale_runs();
   Canvas& c = f.world;
-  const ScaleStep* step = scale_step_ready();
+  const PipelineStep* step = scale_step_ready();
   const float t = run_clock(f.t, step != nullptr), wpp = cam.world_per_pixel();
   const double v = step ? virtual_at(*step, t) : -1.0;
   const bool running = step && v > 0.0 && v < step->pipeline_end;
@@ -280,7 +280,7 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   for (int st = 0; st < ScaleBlock::kStages; ++st)
     for (int col = 0; col < ScaleBlock::kColumns; ++col) {
       const int rank = st * ScaleBlock::kColumns + col;
-      const ScaleSpan* span = running ? step->span_at(rank, v) : nullptr;
+      const PipeSpan* span = running ? step->span_at(rank, v) : nullptr;
       draw_cell(c, b_.chip(st, col), span, running && !span, tone, wpp);
     }
 
@@ -288,7 +288,7 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   // the step after the send began (the send itself takes microseconds) so the eye can follow.
   if (running) {
     c.set_layer(1);
-    for (const ScaleHandoff& h : step->handoffs)
+    for (const PipeHandoff& h : step->handoffs)
       if (v >= h.sent && v < h.sent + kBeadShow * step->step_end)
         c.disc(bead_at(*step, h, v), 0.075f, h.backward ? palette::backward : palette::forward);
   }
@@ -322,7 +322,7 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
     if (hatch_end > 0.0)
       c.hatched({row.min, {xv(hatch_end), row.max.y}}, with_alpha(palette::waiting_bg, chart_a),
                 with_alpha(palette::waiting, chart_a), 0.1f, 0.028f);
-    for (const ScaleSpan& sp : step->spans) {
+    for (const PipeSpan& sp : step->spans) {
       if (sp.rank != rank || sp.begin >= shown) continue;
       Rect seg{{xv(sp.begin), row.min.y}, {xv(std::min(sp.end, shown)), row.max.y}};
       c.box(seg, with_alpha(sp.backward ? palette::backward : palette::forward, chart_a));
@@ -334,7 +334,7 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
       c.box({{xv(step->pipeline_end), row.min.y}, {xv(shown), row.max.y}},
             with_alpha(mix(palette::chip_body, palette::weights, 0.6f), chart_a));
     if (shown >= step->pipeline_end)
-      c.text(pct(step->stage_idle[st]), {row.max.x + 0.15f, row.min.y + 0.12f}, 0.22f,
+      c.text(pct(step->stage_waiting[st]), {row.max.x + 0.15f, row.min.y + 0.12f}, 0.22f,
              with_alpha(palette::text_dim, chart_a), Align::Left);
   }
   if (v > 0.0 && v < step->step_end) {
@@ -354,7 +354,7 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   std::snprintf(line, sizeof line,
                 "Waiting, measured: %s of the pipeline's time, mean over the 8 stages "
                 "(the textbook figure for 8 stages and 8 microbatches: %s)",
-                pct(step->bubble).c_str(), pct(step->textbook).c_str());
+                pct(step->waiting).c_str(), pct(step->textbook).c_str());
   c.text(line, {bl.min.x - 3.2f, bl.min.y - 1.3f}, 0.22f, with_alpha(palette::text, done_a), Align::Left);
   std::snprintf(line, sizeof line,
                 "A real step of the 32-layer, 64-expert model on 64 virtual ranks: %d texts of %d tokens "

@@ -47,14 +47,14 @@ class Step64Chapter : public Chapter {
   static constexpr float kRun = 1.0f, kRunLength = 9.0f, kRetone = 1.2f;
   static constexpr double kBeadShow = 0.025;  // a hand-over's bead travels for this share of the step
   // Where the bead of a hand-over is at virtual time v (v within kBeadShow of its send).
-  glm::vec2 bead_at(const ScaleStep& s, const ScaleHandoff& h, double v) const;
+  glm::vec2 bead_at(const PipelineStep& s, const PipeHandoff& h, double v) const;
   float duration() const override { return kRun + kRunLength + kRetone + 0.3f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float) override;
   std::string activity() const override { return scale_runs_activity(); }
   // Virtual time of the step shown at chapter time t (seconds from the step's start).
-  static double virtual_at(const ScaleStep& s, float t);
+  static double virtual_at(const PipelineStep& s, float t);
 
  private:
   // In the window a step that is still running when the chapter opens plays from the moment it

@@ -11,6 +11,17 @@
 
 namespace onegpu::app {
 
+std::int64_t held_bytes(const trainer::MemoryTracker& t) {
+  return t.current(trainer::MemCategory::Weights) + t.current(trainer::MemCategory::Gradients) +
+         t.current(trainer::MemCategory::Optimizer);
+}
+
+std::vector<std::int64_t> held_bytes_per_rank(const trainer::ParallelTrainer& t) {
+  std::vector<std::int64_t> b;
+  for (int r = 0; r < t.world(); ++r) b.push_back(held_bytes(t.tracker(r)));
+  return b;
+}
+
 const std::vector<ModelBytes>& story_model_bytes(int max_layers) {
   static std::vector<ModelBytes> cache;
   while (static_cast<int>(cache.size()) < max_layers) {
@@ -43,10 +54,7 @@ const SplitBytes& story_expert_split_bytes() {
       o.batch = 4;
       o.workers = 1;
       trainer::ParallelTrainer t(m, o, data);
-      const auto& tr = t.tracker(0);
-      std::int64_t total = tr.current(trainer::MemCategory::Weights) + tr.current(trainer::MemCategory::Gradients) +
-                           tr.current(trainer::MemCategory::Optimizer);
-      (ep == 1 ? b.replicated : b.split) = total;
+      (ep == 1 ? b.replicated : b.split) = held_bytes(t.tracker(0));
     }
     return b;
   }();

@@ -5,7 +5,18 @@
 #include <cstdint>
 #include <vector>
 
+namespace onegpu::trainer {
+class MemoryTracker;
+class ParallelTrainer;
+}  // namespace onegpu::trainer
+
 namespace onegpu::app {
+
+// What a rank holds for the whole run, from its allocator: weights + gradients + optimizer
+// state (activations come and go within a step and are not counted).
+std::int64_t held_bytes(const trainer::MemoryTracker& t);
+// The same for every rank of a parallel run, by rank.
+std::vector<std::int64_t> held_bytes_per_rank(const trainer::ParallelTrainer& t);
 
 struct ModelBytes {
   int layers = 0;

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
+#include "app/live/job_runner.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/error.h"
 #include "trainer/model/config.h"
@@ -58,8 +60,22 @@ StoryRun::StoryRun() {
 }
 
 StoryRun::~StoryRun() {
+  // Chunks still queued see stop_ and return at once; a running one stops after its step. Ready
+  // at once if the runner has stopped (its queue is dropped).
   stop_ = true;
-  if (worker_.joinable()) worker_.join();
+  for (;;) {  // until no chunk queued another while we waited
+    std::shared_future<void> last;
+    int n = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last = chunk_;
+      n = chunks_;
+    }
+    if (!last.valid()) return;
+    last.wait();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (chunks_ == n) return;
+  }
 }
 
 std::unique_ptr<Trainer> StoryRun::fresh(int microbatches, int steps, bool whole_corpus) const {
@@ -136,26 +152,49 @@ void StoryRun::start_training(int steps) {
   if (started_) return;
   started_ = true;
   target_ = steps;
-  worker_ = std::thread([this, steps] {
-    auto t = fresh(1, steps, true);
-    {
+  post_chunk();
+}
+
+void StoryRun::post_chunk() {
+  char what[96];
+  std::snprintf(what, sizeof what, "training the story model: step %d of %d", trained_.load(), target_.load());
+  std::shared_future<void> f = JobRunner::shared().post(what, [this] { train_chunk(); });
+  std::lock_guard<std::mutex> lock(mu_);
+  chunk_ = f;
+  ++chunks_;
+}
+
+void StoryRun::train_chunk() {
+  using clock = std::chrono::steady_clock;
+  constexpr auto kChunk = std::chrono::milliseconds(40);  // the runner's other work waits at most this
+  if (stop_) return;
+  const int steps = target_;
+  if (!long_) {
+    long_ = fresh(1, steps, true);
+    Prediction p0 = with_sample(*long_, predict(*long_, 8));
+    std::lock_guard<std::mutex> lock(mu_);
+    milestones_.push_back(std::move(p0));
+  }
+  const auto begin = clock::now();
+  int s = trained_;
+  while (s < steps && !stop_ && clock::now() - begin < kChunk) {
+    const auto t0 = clock::now();
+    long_->step();
+    train_seconds_ += std::chrono::duration<double>(clock::now() - t0).count();
+    trained_ = ++s;
+    if (is_milestone(s) || s == steps) {
+      Prediction p = with_sample(*long_, predict(*long_, 8));
       std::lock_guard<std::mutex> lock(mu_);
-      milestones_.push_back(with_sample(*t, predict(*t, 8)));
+      milestones_.push_back(std::move(p));
+      seconds_per_step_ = train_seconds_ / s;
     }
-    auto t0 = std::chrono::steady_clock::now();
-    for (int s = 1; s <= steps && !stop_; ++s) {
-      t->step();
-      trained_ = s;
-      if (is_milestone(s) || s == steps) {
-        Prediction p = with_sample(*t, predict(*t, 8));
-        std::lock_guard<std::mutex> lock(mu_);
-        milestones_.push_back(std::move(p));
-        seconds_per_step_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / s;
-      }
-    }
-    trained_model_ = std::move(t);  // published by done_ below
+  }
+  if (s >= steps) {
+    trained_model_ = std::move(long_);  // published by done_ below
     done_ = true;
-  });
+  } else if (!stop_) {
+    post_chunk();
+  }
 }
 
 std::vector<Prediction> StoryRun::milestones() const {
@@ -169,7 +208,22 @@ double StoryRun::seconds_per_step() const {
 }
 
 void StoryRun::wait_for_training() {
-  if (worker_.joinable()) worker_.join();
+  // Each chunk queues the next before it returns: wait for the last one queued until the run is
+  // done, or until no new one came (the runner stopped, or the run was never started).
+  for (;;) {
+    if (done_) return;
+    std::shared_future<void> f;
+    int n = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      f = chunk_;
+      n = chunks_;
+    }
+    if (!f.valid()) return;
+    f.wait();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_ && chunks_ == n) return;
+  }
 }
 
 }  // namespace onegpu::app

@@ -4,13 +4,15 @@
 //
 // The first step is run one piece at a time as the pictures ask for it (and can be rewound:
 // the run is deterministic, so "rewind" rebuilds the same fresh model). The long run to step
-// 1,000 trains on a thread of its own and publishes the model's predictions as it goes.
+// 1,000 trains as a chain of short jobs on the app's job runner (app/live/job_runner.h), each a
+// few dozen milliseconds of steps that queues the next, so the runner's other work goes on
+// between them; it publishes the model's predictions as it goes.
 #include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "trainer/data/bpe_tokenizer.h"
@@ -72,14 +74,14 @@ class StoryRun {
   const trainer::Batch& tray_batch() const { return tray_batch_; }
 
   // ---- the long run ----
-  void start_training(int steps = 1000);   // no-op when running or done
+  void start_training(int steps = 1000);   // no-op when running or done (UI thread)
   int trained_steps() const { return trained_.load(); }
   int training_target() const { return target_; }
   bool training_done() const { return done_.load(); }
   // Predictions at steps 0, 1, 10, 100, 1000 as they become available.
   std::vector<Prediction> milestones() const;
   double seconds_per_step() const;
-  void wait_for_training();  // blocks (headless renders)
+  void wait_for_training();  // blocks until done (headless renders); never from a job
   // The model trained to the end of the long run, kept for the chapters after (null until done).
   trainer::Trainer* trained() { return done_.load() ? trained_model_.get() : nullptr; }
 
@@ -105,15 +107,21 @@ class StoryRun {
   StepRecord record_;
   std::map<int, std::vector<trainer::Piece>> warm_;
 
+  void post_chunk();   // queues the next stretch of the long run
+  void train_chunk();  // a job: steps for a few dozen milliseconds
+
   std::unique_ptr<trainer::Trainer> trained_model_;
-  std::thread worker_;
+  std::unique_ptr<trainer::Trainer> long_;  // the long run while it trains (the runner's thread only)
+  double train_seconds_ = 0.0;              // time spent stepping it (runner's thread only)
   std::atomic<int> trained_{0};
   std::atomic<bool> done_{false}, stop_{false};
   bool started_ = false;
-  int target_ = 0;
+  std::atomic<int> target_{0};
   mutable std::mutex mu_;
   std::vector<Prediction> milestones_;
   double seconds_per_step_ = 0.0;
+  std::shared_future<void> chunk_;  // the last chunk queued (mu_)
+  int chunks_ = 0;                  // chunks queued so far (mu_)
 };
 
 }  // namespace onegpu::app

@@ -1,9 +1,9 @@
-// read_pipeline_step on plans run on the virtual clock alone (no maths): what chapters 21-23
+// read_step on plans run on the virtual clock alone (no maths): what chapters 21-23
 // draw must add up to the engine's own summary and, with the textbook's unit costs, to the
 // textbook's bubble.
 #include <gtest/gtest.h>
 
-#include "app/run/pipeline_step.h"
+#include "app/run/step_reader.h"
 #include "trainer/error.h"
 #include "trainer/engine/replay.h"
 
@@ -31,7 +31,7 @@ TEST(PipelineStep, UnitCostsGiveTheTextbookBubble) {
   for (int m : {1, 2, 4}) {
     // With experts split, the all-to-alls cost nothing under unit costs, so idle is the schedule's alone.
     const Plan plan = compile_plan(four_gpus(m, m >= 2 ? Schedule::OneFOneB : Schedule::GPipe));
-    const PipelineStep s = read_pipeline_step(plan, simulate(plan, CostModel::unit()));
+    const PipelineStep s = read_step(plan, simulate(plan, CostModel::unit()));
     EXPECT_DOUBLE_EQ(s.textbook, 1.0 / (m + 1)) << m;
     EXPECT_NEAR(s.bubble, s.textbook, 1e-9) << m;
   }
@@ -42,7 +42,7 @@ TEST(PipelineStep, SpansHandoffsAndIdleAgreeWithTheTimeline) {
   CostModel cost = CostModel::unit();
   cost.free_comm = false;  // sends take time: hand-overs have a length
   const Timeline tl = simulate(plan, cost);
-  const PipelineStep s = read_pipeline_step(plan, tl);
+  const PipelineStep s = read_step(plan, tl);
   ASSERT_EQ(s.pp, 2);
   ASSERT_EQ(s.dp, 2);
   // Every rank works on each microbatch once going up and once coming down.
@@ -84,7 +84,7 @@ TEST(PipelineStep, SpansHandoffsAndIdleAgreeWithTheTimeline) {
 
 TEST(PipelineStep, InOneFOneBTheStagesOverlapOnDifferentMicrobatches) {
   const Plan plan = compile_plan(four_gpus(2, Schedule::OneFOneB));
-  const PipelineStep s = read_pipeline_step(plan, simulate(plan, CostModel::unit()));
+  const PipelineStep s = read_step(plan, simulate(plan, CostModel::unit()));
   // Stage 2's first microbatch runs while stage 1 runs its second.
   bool overlap = false, fwd_with_bwd = false;
   for (const PipeSpan& a : s.spans)

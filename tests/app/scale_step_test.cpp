@@ -1,10 +1,10 @@
-// The reader behind the 64-GPU step chapter, on plans run on the virtual clock alone (no maths):
-// spans, idle shares and the re-clocking with chosen op costs.
+// read_step as the 64-GPU step chapter uses it, on plans run on the virtual clock alone (no
+// maths): spans, idle shares and the re-clocking with chosen op costs.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "app/run/scale_run.h"
+#include "app/run/step_reader.h"
 #include "trainer/model/config.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/engine/replay.h"
@@ -28,22 +28,26 @@ trainer::Plan small_plan(int pp, int dp, int ep, int m) {
 TEST(ScaleStep, UnitCostsGiveTheTextbookBubbleAndOneSpanPerMicrobatchAndDirection) {
   for (int m : {4, 8}) {
     trainer::Plan plan = small_plan(4, 2, 2, m);
-    ScaleStep s = read_scale_step(plan, trainer::simulate(plan, trainer::CostModel::unit()));
+    PipelineStep s = read_step(plan, trainer::simulate(plan, trainer::CostModel::unit()));
     EXPECT_EQ(s.pp, 4);
     EXPECT_EQ(s.dp, 2);
     ASSERT_EQ(s.spans.size(), std::size_t(plan.world() * m * 2));
     EXPECT_NEAR(s.textbook, 3.0 / (m + 3.0), 1e-12);
+    // Free all-to-alls: idle (no compute op) and waiting (no microbatch's work) agree.
     EXPECT_NEAR(s.bubble, s.textbook, 1e-9) << m << " microbatches";
+    EXPECT_NEAR(s.waiting, s.textbook, 1e-9) << m << " microbatches";
     ASSERT_EQ(s.stage_idle.size(), 4u);
+    ASSERT_EQ(s.stage_waiting.size(), 4u);
     for (double idle : s.stage_idle) EXPECT_NEAR(idle, s.textbook, 1e-9);
+    for (double idle : s.stage_waiting) EXPECT_NEAR(idle, s.textbook, 1e-9);
     // A rank's spans follow one another without overlapping, and span_at finds them.
     for (std::size_t i = 1; i < s.spans.size(); ++i) {
       if (s.spans[i].rank == s.spans[i - 1].rank) {
         EXPECT_GE(s.spans[i].begin, s.spans[i - 1].end - 1e-12);
       }
     }
-    for (const ScaleSpan& sp : s.spans) {
-      const ScaleSpan* at = s.span_at(sp.rank, 0.5 * (sp.begin + sp.end));
+    for (const PipeSpan& sp : s.spans) {
+      const PipeSpan* at = s.span_at(sp.rank, 0.5 * (sp.begin + sp.end));
       ASSERT_NE(at, nullptr);
       EXPECT_EQ(at->microbatch, sp.microbatch);
       EXPECT_EQ(at->backward, sp.backward);
@@ -53,7 +57,7 @@ TEST(ScaleStep, UnitCostsGiveTheTextbookBubbleAndOneSpanPerMicrobatchAndDirectio
     // on every data-parallel rank.
     ASSERT_EQ(s.handoffs.size(), std::size_t(3 * 2 * m * 2));
     int up = 0;
-    for (const ScaleHandoff& h : s.handoffs) {
+    for (const PipeHandoff& h : s.handoffs) {
       EXPECT_EQ(h.to - h.from, h.backward ? -2 : 2);  // the same dp index one stage over
       up += !h.backward;
     }

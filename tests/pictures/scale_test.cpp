@@ -115,7 +115,7 @@ TEST(ScalePictures, WiderOpensAllSixtyFourThenClosesEveryLid) {
 }
 
 TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetonesAll) {
-  const ScaleStep& s = scale_step();
+  const PipelineStep& s = scale_step();
   ASSERT_EQ(s.pp, 8);
   ASSERT_EQ(s.dp, 8);
   ScaleBlock b;
@@ -127,7 +127,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
       const render::Rect chip = b.chip(rank / 8, rank % 8);
       // Low in the cell, clear of the microbatch number.
       Rgb c = pixel(img, {chip.min.x + 0.22f * chip.size().x, chip.min.y + 0.2f * chip.size().y});
-      const ScaleSpan* sp = s.span_at(rank, v);
+      const PipeSpan* sp = s.span_at(rank, v);
       if (!sp) {
         EXPECT_TRUE(hatch(c)) << "rank " << rank << " should be waiting at t=" << t << ": " << str(c);
         ++waiting_seen;
@@ -141,7 +141,7 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
     }
     // A bead for every hand-over the engine's sends make at that moment, in its colour.
     Step64Chapter chapter;
-    for (const ScaleHandoff& h : s.handoffs) {
+    for (const PipeHandoff& h : s.handoffs) {
       if (v < h.sent || v >= h.sent + Step64Chapter::kBeadShow * s.step_end) continue;
       // Within two pixels of where the send puts it (the bead is a few pixels across).
       const glm::vec2 q = img.camera.world_to_pixel(chapter.bead_at(s, h, v));
@@ -179,11 +179,11 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
     // The row shows the stage's first GPU: its busy share of the pipeline's time.
     const int rank = st * 8;
     double work = 0;
-    for (const ScaleSpan& sp : s.spans)
+    for (const PipeSpan& sp : s.spans)
       if (sp.rank == rank) work += sp.end - sp.begin;
     EXPECT_NEAR(double(busy) / all, work / s.pipeline_end, 0.05) << "stage " << st + 1;  // a pixel per span edge
     // And what the caption's percentage averages: within a few points of the stage's mean.
-    EXPECT_NEAR(1.0 - work / s.pipeline_end, s.stage_idle[st], 0.05);
+    EXPECT_NEAR(1.0 - work / s.pipeline_end, s.stage_waiting[st], 0.05);
   }
   // The update has landed on all 64: every lid is re-toned towards lavender, as none was
   // before the step began.
@@ -197,6 +197,6 @@ TEST(ScalePictures, StepShowsWhatEveryRankWasDoingThenChartsTheWaitingAndRetones
   EXPECT_EQ(retoned, 64);
   EXPECT_EQ(toned_before, 0);
   // A measured pipeline bubble: neither empty nor all waiting.
-  EXPECT_GT(s.bubble, 0.1);
-  EXPECT_LT(s.bubble, 0.9);
+  EXPECT_GT(s.waiting, 0.1);
+  EXPECT_LT(s.waiting, 0.9);
 }
