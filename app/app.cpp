@@ -59,7 +59,8 @@ App::App(const Assets& assets, bool with_ui, bool headless_io, float base_scale,
       nav_(static_cast<int>(story().size()), start_chapter, base_scale),
       chapters_(story().size()),
       with_ui_(with_ui),
-      headless_io_(headless_io) {
+      headless_io_(headless_io),
+      lab_(std::make_unique<Lab>(JobRunner::shared())) {
   if (with_ui_) {
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;  // nothing written beside the user's files
@@ -105,7 +106,18 @@ void App::rebuild_fonts() {
   built_scale_ = s;
 }
 
+void App::drain_events() {
+  auto live = JobRunner::shared().live();
+  if (live && live->generation != run_state_.generation()) run_state_.attach(live);
+  run_state_.drain();
+}
+
 void App::frame(int fb_w, int fb_h, float dt, double now) {
+  drain_events();
+  if (nav_.lab_open()) {
+    frame_lab(fb_w, fb_h, dt, now);
+    return;
+  }
   if (nav_.index() != last_index_) {
     // Arriving from the chapter after shows this one finished; otherwise it plays.
     if (nav_.entered_backward()) nav_.set_time(current().duration());
@@ -150,6 +162,82 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   }
 }
 
+void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
+  glBindVertexArray(0);
+  glViewport(0, 0, fb_w, fb_h);
+  glDisable(GL_SCISSOR_TEST);
+  glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  const float s = nav_.ui_scale();
+  scene_ = {0, 0, fb_w, fb_h};
+  LabLayout where{0, 0, (float)fb_w, (float)fb_h};
+  if (with_ui_) {
+    if (built_scale_ != nav_.ui_scale()) rebuild_fonts();
+    ImGuiIO& io = ImGui::GetIO();
+    ImGui_ImplOpenGL3_NewFrame();
+    if (headless_io_) {
+      io.DisplaySize = {static_cast<float>(fb_w), static_cast<float>(fb_h)};
+      io.DisplayFramebufferScale = {1.0f, 1.0f};
+      io.DeltaTime = dt > 0.0f ? dt : 1.0f / 60.0f;
+    }
+    ImGui::NewFrame();
+    const float status_h = std::round(28.0f * s);
+    where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
+    draw_status((float)fb_w, (float)fb_h, status_h);
+    std::string toast = nav_.toast(now);
+    if (!toast.empty()) {
+      ImGui::SetNextWindowPos({where.x + where.w * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
+      ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
+      ImGui::TextUnformatted(toast.c_str());
+      ImGui::End();
+    }
+  }
+  scene_ = {(int)where.x, (int)where.y, std::max(1, (int)where.w), std::max(1, (int)where.h)};
+  const glm::vec2 vp{(float)scene_.w, (float)scene_.h};
+  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
+  camera_ = render::Camera::fit({{0, 0}, vp}, vp, 0.0f);
+  lab_->ranks(renderer_.screen(), vp, run_state_, s);
+  renderer_.end(camera_);
+  if (with_ui_) {
+    ImGui::Render();
+    glViewport(0, 0, fb_w, fb_h);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+}
+
+void App::draw_status(float W, float H, float status_h) {
+  const float s = nav_.ui_scale();
+  ImGui::SetNextWindowPos({0, H - status_h});
+  ImGui::SetNextWindowSize({W, status_h});
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {12.0f * s, 5.0f * s});
+  ImGui::Begin("##status", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
+  ImGui::PushFont(small_font_);
+  std::string activity;
+  if (!nav_.lab_open()) activity = current().activity();
+  const RunnerStatus st = JobRunner::shared().status();
+  if (activity.empty() && !st.job.empty()) activity = st.job;
+  if (activity.empty() && st.building) activity = st.building_what;
+  if (activity.empty()) activity = st.mode == RunMode::Paused ? "trainer: idle" : "trainer: running";
+  char frame[48] = "headless render";
+  if (frame_ms_ >= 0.0f) std::snprintf(frame, sizeof frame, "frame %.1f ms", frame_ms_);
+  // Events the live run could not hand over: never silent.
+  char events[96] = "";
+  if (run_state_.run()) {
+    if (run_state_.dropped() > 0)
+      std::snprintf(events, sizeof events, "  ·  events LOST: %llu", (unsigned long long)run_state_.dropped());
+    else
+      std::snprintf(events, sizeof events, "  ·  events: none lost (ring %.0f%%)", 100.0 * run_state_.ring_fill());
+  }
+  const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  F fit  ·  L or Esc back to the story"
+                                     : "← → chapters  ·  R replay  ·  L lab  ·  Tab list  ·  Ctrl +/− size  ·  F11 full screen";
+  char status[640];
+  std::snprintf(status, sizeof status, "%s  ·  %s%s  ·  %s  ·  %s", frame, activity.c_str(), events, gl_.c_str(), keys);
+  ImGui::TextColored(im(run_state_.dropped() > 0 ? render::palette::backward : render::palette::text_faint), "%s", status);
+  ImGui::PopFont();
+  ImGui::End();
+  ImGui::PopStyleVar();
+}
+
 void App::draw_panels(int fb_w, int fb_h, double now) {
   const auto& chapters = story();
   const float s = nav_.ui_scale();
@@ -191,6 +279,11 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
       if (!c.built && ImGui::IsItemHovered()) ImGui::SetTooltip("not built yet");
       if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
     }
+    ImGui::Spacing();
+    ImGui::PushFont(small_font_);
+    ImGui::TextColored(im(render::palette::forward), "%s", "Your own run");
+    ImGui::PopFont();
+    if (ImGui::Selectable("    Lab: split, step, watch  (L)", false)) nav_.set_lab(true);
     const auto& all = story();
     if (std::any_of(all.begin(), all.end(), [](const ChapterInfo& c) { return !c.built; })) {
       ImGui::Spacing();
@@ -260,25 +353,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
   }
   ImGui::End();
 
-  // Status line.
-  ImGui::SetNextWindowPos({0, H - status_h});
-  ImGui::SetNextWindowSize({W, status_h});
-  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {12.0f * s, 5.0f * s});
-  ImGui::Begin("##status", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
-  ImGui::PushFont(small_font_);
-  std::string activity = current().activity();
-  if (activity.empty()) activity = "trainer: idle";
-  char frame[48] = "headless render";
-  if (frame_ms_ >= 0.0f) std::snprintf(frame, sizeof frame, "frame %.1f ms", frame_ms_);
-  char status[512];
-  std::snprintf(status, sizeof status,
-                "%s  ·  %s  ·  %s  ·  "
-                "← → chapters  ·  R replay  ·  Tab list  ·  Ctrl +/− size  ·  F11 full screen",
-                frame, activity.c_str(), gl_.c_str());
-  ImGui::TextColored(im(render::palette::text_faint), "%s", status);
-  ImGui::PopFont();
-  ImGui::End();
-  ImGui::PopStyleVar();
+  draw_status(W, H, status_h);
 
   // A short message (for example "Press Esc again to quit") over the scene.
   std::string toast = nav_.toast(now);

@@ -7,6 +7,8 @@
 
 #include "app/assets.h"
 #include "app/chapters/chapter.h"
+#include "app/lab/lab.h"
+#include "app/live/run_state.h"
 #include "app/navigator.h"
 #include "render/renderer.h"
 
@@ -31,6 +33,10 @@ class App {
   void frame(int fb_w, int fb_h, float dt, double now);
 
   Navigator& nav() { return nav_; }
+  Lab& lab() { return *lab_; }
+  RunState& run_state() { return run_state_; }
+  // Drains the live run's event rings into the run state (App::frame does it once a frame).
+  void drain_events();
   Chapter& chapter(int index);
   Chapter& current() { return chapter(nav_.index()); }
   const render::DrawStats& stats() const { return renderer_.stats(); }
@@ -42,6 +48,8 @@ class App {
  private:
   void rebuild_fonts();
   void draw_panels(int fb_w, int fb_h, double now);
+  void draw_status(float W, float H, float status_h);
+  void frame_lab(int fb_w, int fb_h, float dt, double now);
 
   render::Renderer renderer_;
   Assets assets_;
@@ -57,6 +65,8 @@ class App {
   int last_index_ = -1;
   std::string gl_;
   float frame_ms_ = 0.0f;
+  RunState run_state_;
+  std::unique_ptr<Lab> lab_;
 };
 
 }  // namespace onegpu::app

@@ -1,10 +1,14 @@
 #include "app/app_main.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "app/cli/commands.h"
+#include "app/cli/train_command.h"
+#include "app/live/job_runner.h"
+#include "trainer/error.h"
 #include "app/headless.h"
 #include "app/options.h"
 #include "app/story.h"
@@ -15,11 +19,32 @@ namespace onegpu::app {
 
 int app_main(int argc, char** argv) {
   Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // `onegpu lab ...` is the window's --lab; `onegpu train ... --watch` is a Lab that starts running.
+  if (!args.empty() && args[0] == "lab") args[0] = "--lab";
+  if (!args.empty() && args[0] == "train") {
+    args[0] = "--lab";
+    args.erase(std::remove(args.begin(), args.end(), std::string("--watch")), args.end());
+    args.push_back("--play");
+  }
   try {
-    o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    o = parse_options(args);
   } catch (const OptionsError& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());
     return 2;
+  }
+  if (o.lab && !o.help) {
+    // The split is checked as `onegpu train` checks it: one line and exit 2, before any window.
+    try {
+      cli::TrainArgs a = cli::parse_train_args(o.lab_args);
+      const std::string note = cli::fill_defaults(a);
+      const std::string why = JobRunner::check(a);
+      if (!why.empty()) throw trainer::Error(why);
+      if (!note.empty()) std::fprintf(stderr, "onegpu lab: %s\n", note.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "onegpu lab: error: %s\n", e.what());
+      return 2;
+    }
   }
   if (o.help) {
     std::fputs(usage().c_str(), stdout);
@@ -53,7 +78,7 @@ int app_main(int argc, char** argv) {
   }
   try {
     return o.headless ? run_headless(o, index) : run_window(o, index);
-  } catch (const render::Error& e) {
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());
     return 2;
   }

@@ -6,6 +6,9 @@
 
 #include "app/app.h"
 #include "app/assets.h"
+#include "app/lab/lab.h"
+#include "app/live/job_runner.h"
+#include "trainer/error.h"
 #include "render/error.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
@@ -48,7 +51,60 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
   return img;
 }
 
+HeadlessImage render_headless_lab(const Options& o) {
+  const cli::TrainArgs args = lab_train_args(o.lab_args);
+  render::HeadlessContext ctx;
+  Assets assets = find_assets(o);
+  bool ui = !o.no_ui;
+  ImGuiContext* imgui = ui ? ImGui::CreateContext() : nullptr;
+  HeadlessImage img;
+  try {
+    float scale = o.ui_scale > 0 ? o.ui_scale : 1.0f;
+    App app(assets, ui, true, scale, 0);
+    app.set_gl_description(ctx.description());
+    app.nav().set_lab(true);
+    app.lab().set_args(args);
+    JobRunner& jr = JobRunner::shared();
+    auto pump = [&] { app.drain_events(); };
+    jr.configure(args);
+    jr.wait_idle(pump);
+    if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+    for (int i = 0; i < o.lab_ops; ++i) {
+      jr.step_op();
+      if (i % 64 == 63) jr.wait_idle(pump);
+    }
+    for (int i = 0; i < o.lab_steps; ++i) jr.step_whole();
+    jr.wait_idle(pump);
+    if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+    render::Framebuffer fb(o.width, o.height);
+    fb.bind();
+    app.set_frame_ms(-1.0f);
+    app.frame(o.width, o.height, 0.0f, 0.0);
+    app.frame(o.width, o.height, 0.0f, 100.0);
+    img.width = o.width;
+    img.height = o.height;
+    img.rgba = fb.read_rgba();
+    img.camera = app.last_camera();
+    img.scene_x = app.scene_rect().x;
+    img.scene_y = app.scene_rect().y;
+    img.stats = app.stats();
+  } catch (...) {
+    if (imgui) ImGui::DestroyContext(imgui);
+    throw;
+  }
+  if (imgui) ImGui::DestroyContext(imgui);
+  return img;
+}
+
 int run_headless(const Options& o, int chapter_index) {
+  if (o.lab) {
+    HeadlessImage img = render_headless_lab(o);
+    render::write_png(o.out, img.width, img.height, img.rgba);
+    const RunnerStatus st = JobRunner::shared().status();
+    std::printf("wrote %s (%dx%d, the Lab after %d steps%s)\n", o.out.c_str(), img.width, img.height, st.steps_done,
+                st.in_step ? " and part of the next" : "");
+    return 0;
+  }
   HeadlessImage img = render_headless(o, chapter_index);
   render::write_png(o.out, img.width, img.height, img.rgba);
   std::printf("wrote %s (%dx%d, chapter %s at %.2f s)\n", o.out.c_str(), img.width, img.height,

@@ -23,4 +23,9 @@ HeadlessImage render_headless(const Options& o, int chapter_index);
 
 int run_headless(const Options& o, int chapter_index);
 
+// The Lab, headless: builds the run the train flags name, runs --steps whole steps (or --ops
+// ops by hand), then renders the Lab as it stands. Throws render::Error (assets, GL) and
+// trainer::Error (the run) with one line.
+HeadlessImage render_headless_lab(const Options& o);
+
 }  // namespace onegpu::app

@@ -11,6 +11,12 @@
 
 int main(int argc, char** argv) {
   if (argc > 1) {
+#ifdef ONEGPU_GUI
+    // `train ... --watch` trains in the Lab's window instead of the terminal.
+    if (std::string_view(argv[1]) == "train")
+      for (int i = 2; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--watch") return onegpu::app::app_main(argc, argv);
+#endif
     for (const auto& c : onegpu::cli::commands()) {
       if (c.name == std::string_view(argv[1])) return c.run(argc - 1, argv + 1);
     }

@@ -29,6 +29,7 @@ void Navigator::go_to(int index) {
   index_ = std::clamp(index, 0, count_ - 1);
   t_ = 0.0f;
   backward_ = false;
+  lab_ = false;
 }
 
 void Navigator::apply(Action a, double now) {
@@ -48,6 +49,7 @@ void Navigator::apply(Action a, double now) {
       esc_at_ = now;
       break;
     case Action::Quit: quit_ = true; break;
+    case Action::ToggleLab: lab_ = !lab_; break;
     case Action::WheelForward:
     case Action::WheelBack:
       if (now - wheel_at_ < kWheelCooldown) break;

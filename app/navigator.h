@@ -7,7 +7,7 @@ namespace onegpu::app {
 
 enum class Action {
   Next, Previous, First, Last, Replay, ToggleSidebar, ScaleUp, ScaleDown, ScaleReset,
-  ToggleFullscreen, Escape, Quit, WheelForward, WheelBack
+  ToggleFullscreen, Escape, Quit, WheelForward, WheelBack, ToggleLab
 };
 
 class Navigator {
@@ -26,6 +26,9 @@ class Navigator {
   float ui_scale() const { return scale_; }
   bool sidebar_open() const { return sidebar_; }
   bool fullscreen() const { return fullscreen_; }
+  // The Lab (the live run) is open instead of a chapter.
+  bool lab_open() const { return lab_; }
+  void set_lab(bool open) { lab_ = open; }
   bool quit() const { return quit_; }
   // A short message for the viewer ("Press Esc again to quit"), empty when none.
   std::string toast(double now) const;
@@ -38,7 +41,7 @@ class Navigator {
   float t_ = 0.0f;
   bool backward_ = false;
   float base_scale_, scale_;
-  bool sidebar_ = true, fullscreen_ = false, quit_ = false;
+  bool sidebar_ = true, fullscreen_ = false, quit_ = false, lab_ = false;
   double esc_at_ = -1e9, wheel_at_ = -1e9, changed_at_ = 0.0;
 };
 

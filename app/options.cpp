@@ -1,5 +1,6 @@
 #include "app/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -33,6 +34,15 @@ bool is_split_flag(const std::string& a) {
   return false;
 }
 
+// The flags of `onegpu train` that the Lab passes on (parse_train_args checks their values).
+bool is_train_flag(const std::string& a) {
+  if (is_split_flag(a)) return true;
+  for (const char* f : {"--model", "--steps", "--seed", "--threads", "--corpus", "--workers", "--log", "--trace",
+                        "--trace-steps", "--stop-at"})
+    if (a == f) return true;
+  return false;
+}
+
 }  // namespace
 
 Options parse_options(const std::vector<std::string>& args) {
@@ -42,9 +52,27 @@ Options parse_options(const std::vector<std::string>& args) {
     return args[++i];
   };
   std::string split;  // the split flags seen, as the Lab takes them
+  bool headless_given = false;  // --steps: steps to run headless; in the window, train's flag
+  for (const auto& a : args) {
+    if (a == "--lab") o.lab = true;
+    if (a == "--headless") headless_given = true;
+  }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (is_split_flag(a)) split += " " + a + " " + value(i, a);
+    if (a == "--lab") continue;
+    if (o.lab && a == "--play") o.lab_play = true;
+    else if (o.lab && a == "--steps" && headless_given) {
+      o.lab_steps = parse_int(value(i, a), "--steps");
+      if (o.lab_steps < 0 || o.lab_steps > 100000) throw OptionsError("--steps must be between 0 and 100000");
+    } else if (o.lab && a == "--ops") {
+      o.lab_ops = parse_int(value(i, a), "--ops");
+      if (o.lab_ops < 0 || o.lab_ops > 1000000) throw OptionsError("--ops must be between 0 and 1000000");
+    } else if (o.lab && a == "--quiet") {
+      o.lab_args.push_back(a);
+    } else if (o.lab && is_train_flag(a)) {
+      o.lab_args.push_back(a);
+      o.lab_args.push_back(value(i, a));
+    } else if (is_split_flag(a)) split += " " + a + " " + value(i, a);
     else if (a == "-h" || a == "--help") o.help = true;
     else if (a == "--version") o.version = true;
     else if (a == "--list-chapters") o.list_chapters = true;
@@ -84,6 +112,8 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (!split.empty())
     throw OptionsError("chapters play recorded runs; to run this split live, try: onegpu lab" + split);
+  if (!o.lab && (o.lab_steps || o.lab_ops)) throw OptionsError("--steps and --ops are for --lab");
+  if (o.lab_steps > 0 && o.lab_ops > 0) throw OptionsError("give --steps or --ops, not both");
   if (o.headless && o.out.empty()) throw OptionsError("--headless needs --out FILE.png");
   if (!o.headless && !o.out.empty()) throw OptionsError("--out is for --headless renders; in the window use --screenshot");
   return o;
@@ -97,6 +127,10 @@ Usage:
   onegpu --list-chapters                                  list chapter ids in story order
   onegpu --headless --chapter ID --out FILE.png [--size WxH] [--at SECONDS|end] [--no-ui]
                                                           render one frame without a window
+  onegpu lab [train flags]                                the Lab: a live run you split, step and watch
+  onegpu train ... --watch                                train in the Lab instead of the terminal
+  onegpu --headless --lab [train flags] [--steps N | --ops K] --out FILE.png [--size WxH]
+                                                          run N steps (or K ops by hand), render the Lab
   onegpu <command> ...                                    trainer commands (see below)
 
 Options:
@@ -111,7 +145,10 @@ Options:
   --version, --help
 
 Keys: Right/Space next · Left previous · Home/End first/last · R replay · Tab chapter list
-      Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen · Esc twice or Ctrl+Q quit
+      L the Lab · Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen · Esc twice or Ctrl+Q quit
+In the Lab: Space run/pause · . one op · M one microbatch · S one step · F fit the timeline
+      (wheel zooms, drag pans, double-click fits, a click on the ruler sets the playhead)
+      L or Esc back to the story
 )";
 }
 

@@ -28,6 +28,13 @@ struct Options {
   std::string screenshot;     // window: PNG of the last frame before quitting
   std::string shader_dir;     // override where shaders are read from
   std::string font;           // override the font file
+  // The Lab (`onegpu lab ...`, `--lab`, `onegpu train ... --watch`): the train flags given
+  // (parsed by cli::parse_train_args), and for headless renders how far to run first.
+  bool lab = false;
+  std::vector<std::string> lab_args;
+  int lab_steps = 0;          // --headless --lab: whole steps to run before the picture
+  int lab_ops = 0;            // --headless --lab: ops to run by hand before the picture
+  bool lab_play = false;      // start training at once (train --watch)
 };
 
 // Throws OptionsError with a one-line message on bad input.

@@ -31,8 +31,9 @@ struct Glfw {
   ~Glfw() { if (ok) glfwTerminate(); }
 };
 
-// Maps this frame's key presses to story actions.
-void handle_keys(Navigator& nav, double now) {
+// Maps this frame's key presses to story actions (or, with the Lab open, to its commands).
+void handle_keys(App& app, double now) {
+  Navigator& nav = app.nav();
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
   auto pressed = [](int key) { return ImGui::IsKeyPressed(key, false); };
@@ -43,6 +44,18 @@ void handle_keys(Navigator& nav, double now) {
     if (pressed(GLFW_KEY_0) || pressed(GLFW_KEY_KP_0)) nav.apply(Action::ScaleReset, now);
     return;
   }
+  if (nav.lab_open()) {
+    if (pressed(GLFW_KEY_SPACE)) app.lab().key(' ');
+    if (pressed(GLFW_KEY_PERIOD) || pressed(GLFW_KEY_O)) app.lab().key('.');
+    if (pressed(GLFW_KEY_M)) app.lab().key('m');
+    if (pressed(GLFW_KEY_S)) app.lab().key('s');
+    if (pressed(GLFW_KEY_F)) app.lab().key('f');
+    if (pressed(GLFW_KEY_L) || pressed(GLFW_KEY_ESCAPE)) nav.set_lab(false);
+    if (pressed(GLFW_KEY_TAB)) nav.apply(Action::ToggleSidebar, now);
+    if (pressed(GLFW_KEY_F11)) nav.apply(Action::ToggleFullscreen, now);
+    return;
+  }
+  if (pressed(GLFW_KEY_L)) nav.apply(Action::ToggleLab, now);
   if (pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_PAGE_DOWN)) nav.apply(Action::Next, now);
   if (pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_PAGE_UP)) nav.apply(Action::Previous, now);
   if (pressed(GLFW_KEY_HOME)) nav.apply(Action::First, now);
@@ -118,6 +131,13 @@ int run_window(const Options& o, int chapter_index) {
     int saved[4] = {100, 100, w, h};
     bool fullscreen = false;
     if (o.fullscreen) app.nav().apply(Action::ToggleFullscreen, 0.0);
+    if (o.lab) {
+      const cli::TrainArgs a = lab_train_args(o.lab_args);
+      app.lab().set_args(a);
+      app.nav().set_lab(true);
+      JobRunner::shared().configure(a);
+      if (o.lab_play) JobRunner::shared().play();
+    }
     auto t0 = std::chrono::steady_clock::now();
     double last = 0.0;
     float smoothed_ms = 16.7f;
@@ -136,7 +156,7 @@ int run_window(const Options& o, int chapter_index) {
       ImGui_ImplGlfw_NewFrame();
       auto f0 = std::chrono::steady_clock::now();
       app.frame(fw, fh, frame == 0 ? 0.0f : dt, now);
-      handle_keys(app.nav(), now);
+      handle_keys(app, now);
       bool last_frame = o.frames > 0 && frame + 1 >= o.frames;
       if (last_frame && !o.screenshot.empty()) {
         glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);

@@ -368,6 +368,20 @@ void JobRunner::do_configure(const cli::TrainArgs& a) {
         trainer::compile_plan(rc, trainer::PlanOptions{.broadcast_model = true}));
   L.trainer = std::make_unique<trainer::ParallelTrainer>(mc, o, *L.data);
   L.info = info;
+  // What every rank holds before its first step (weights, gradients, optimizer state).
+  for (int r = 0; r < L.trainer->world(); ++r) {
+    const trainer::MemStats m = L.trainer->tracker(r).stats();
+    for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
+      Event e;
+      e.kind = EventKind::StepMemory;
+      e.step = -1;
+      e.rank = r;
+      e.detail = (std::uint8_t)c;
+      e.bytes = m.current[(std::size_t)c];
+      e.value = (double)m.peak[(std::size_t)c];
+      emit(e);
+    }
+  }
   mode_ = RunMode::Paused;
   by_hand_ = false;
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,6 +11,8 @@ void RunState::attach(std::shared_ptr<const LiveRun> run) {
   run_ = std::move(run);
   steps_.clear();
   history_.clear();
+  resident_.clear();
+  marked_.clear();
   dropped_.assign(run_ && run_->events ? run_->events->producers() : 0, 0);
   fill_ = 0;
   seen_ = 0;
@@ -73,11 +75,20 @@ void RunState::consume(const Event& e) {
     case EventKind::Dropped: {
       const std::size_t lane = e.id;
       if (lane >= dropped_.size()) dropped_.resize(lane + 1, 0);
-      // Markers announce drops the stream has already counted; keep the larger view.
-      dropped_[lane] = std::max<std::uint64_t>(dropped_[lane], (std::uint64_t)e.bytes);
+      // Each marker announces the drops since the last one; the stream's own counter (read in
+      // drain) may be ahead of the markers, never behind.
+      if (lane >= marked_.size()) marked_.resize(lane + 1, 0);
+      marked_[lane] += (std::uint64_t)e.bytes;
+      dropped_[lane] = std::max(dropped_[lane], marked_[lane]);
       return;
     }
     default: break;
+  }
+  if (e.kind == EventKind::StepMemory && e.rank >= 0 && e.detail < kMemCategories) {
+    if ((int)resident_.size() <= e.rank) resident_.resize((std::size_t)e.rank + 1);
+    resident_[(std::size_t)e.rank].current[e.detail] = e.bytes;
+    resident_[(std::size_t)e.rank].peak[e.detail] = (std::int64_t)e.value;
+    if (e.step < 0) return;  // the run's memory before its first step
   }
   StepRecord& s = record(e.step);
   switch (e.kind) {
@@ -120,6 +131,7 @@ void RunState::consume(const Event& e) {
     case EventKind::MemoryLevel: s.activations.push_back({e.id, e.bytes}); return;
     case EventKind::Probe:
       if (e.detail == (std::uint8_t)trainer::ProbeKind::WeightsFingerprint) s.weights_fingerprint = (std::uint64_t)e.bytes;
+      else s.probes.push_back({(trainer::ProbeKind)e.detail, e.microbatch, e.layer, e.bytes, e.value});
       return;
     case EventKind::Loss: s.microbatch_loss.push_back(e.value); return;
     case EventKind::GradNorm: s.grad_norm = e.value; return;

@@ -44,6 +44,16 @@ struct TrafficRow {
   std::int64_t rows = 0;
 };
 
+// A by-hand run's read-out (trainer::ProbeKind): next-token guesses, per-layer gradient norms,
+// how far the update moved each layer.
+struct ProbeValue {
+  trainer::ProbeKind kind = trainer::ProbeKind::NextToken;
+  std::int32_t microbatch = -1;
+  std::int16_t layer = -1;
+  std::int64_t id = 0;  // token id (NextToken, Target, Context)
+  double value = 0;
+};
+
 struct StepRecord {
   int step = 0;
   bool complete = false;
@@ -55,6 +65,7 @@ struct StepRecord {
   std::vector<std::int64_t> router;  // [layer * experts + expert]: rows routed this step
   std::vector<TrafficRow> traffic;   // forward dispatch, rank -> rank per layer
   std::vector<double> microbatch_loss;  // Loss events, in arrival order
+  std::vector<ProbeValue> probes;       // in arrival order
   std::array<std::int64_t, trainer::kEventKindCount> bytes_by_kind{};  // per op kind, all ranks
   double loss = 0, grad_norm = 0, tokens_per_s = 0;
   std::uint64_t weights_fingerprint = 0;  // FNV-1a of the weights after the update (0: not taken)
@@ -93,6 +104,8 @@ class RunState {
   const StepRecord* last_complete() const;
   const StepRecord* find(int step) const;
   const std::deque<StepLine>& history() const { return history_; }
+  // Each rank's memory as last reported (at build time, then at every step's end).
+  const std::vector<RankMemory>& resident() const { return resident_; }
 
   // Events lost, per lane and in all (from the stream's counters and its Dropped markers).
   std::uint64_t dropped() const;
@@ -112,7 +125,8 @@ class RunState {
   std::deque<StepRecord> steps_;
   StepRecord scratch_;
   std::deque<StepLine> history_;
-  std::vector<std::uint64_t> dropped_;
+  std::vector<RankMemory> resident_;
+  std::vector<std::uint64_t> dropped_, marked_;
   double fill_ = 0;
   std::uint64_t seen_ = 0;
 };

@@ -214,6 +214,8 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc) {
   be_->rmsnorm_forward(st.x_final.data(), norm.p, st.h_f.data(), st.rstd_f.data(), T, D, cfg_.norm_eps);
   st.logits = act(mt_, (std::size_t)T * V);
   be_->matmul(st.h_f.data(), head.p, st.logits.data(), T, D, V, false, false, false);
+  if (st.probe_row >= 0 && st.probe_row < T)
+    st.probe_logits.assign(st.logits.data() + (std::size_t)st.probe_row * V, st.logits.data() + (std::size_t)(st.probe_row + 1) * V);
   if (!grad) {
     st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), nullptr, T, V, 0.f);
     return;

@@ -43,6 +43,10 @@ struct MicrobatchState {
   double ce_sum = 0.0;   // summed cross-entropy over the targets
   int n_targets = 0;
   double aux_sum = 0.0;  // load-balancing + z losses of all blocks (coefficients applied)
+  // A read-out for a learner: when probe_row >= 0, head_forward keeps that row's logits [V]
+  // (untracked: a few kB, not part of the model's memory).
+  int probe_row = -1;
+  std::vector<float> probe_logits;
 };
 
 // How the microbatch's losses enter the objective that backward differentiates:

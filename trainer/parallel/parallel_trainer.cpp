@@ -217,6 +217,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   void start_state(Rank& R, int c, int mb) {
     MicrobatchState& st = R.states[{c, mb}];
     R.model->begin(st, batch_of(R, mb));
+    if (rc.op_per_layer) st.probe_row = S - 1;  // the first text's last position
   }
 
   void finish_forward(Rank& R, const Op& op, MicrobatchState& st, const OpContext& ctx) {
@@ -241,8 +242,8 @@ struct ParallelTrainer::Impl final : OpRunner {
   // What the head predicts at the last position of the microbatch's first text (by-hand runs).
   void next_token_probes(const Op& op, const MicrobatchState& st, const OpContext& ctx) {
     const int V = mc.vocab, pos = S - 1;
-    if (st.logits.size() < (std::size_t)S * V) return;
-    const float* z = st.logits.data() + (std::size_t)pos * V;
+    if (st.probe_logits.size() != (std::size_t)V) return;
+    const float* z = st.probe_logits.data();
     const float zmax = *std::max_element(z, z + V);
     std::vector<double> p((std::size_t)V);
     double sum = 0;

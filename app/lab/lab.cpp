@@ -1,0 +1,113 @@
+#include "app/lab/lab.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <imgui.h>
+
+namespace onegpu::app {
+
+void StepIndex::update(const StepRecord& s, int world, std::size_t ops) {
+  if (s.step != step || s.ops.size() < spans || by_rank.size() != (std::size_t)world) {
+    step = s.step;
+    spans = 0;
+    by_rank.assign((std::size_t)world, {});
+    by_op.assign(ops, -1);
+    end_virtual = end_wall = 0;
+  }
+  for (; spans < s.ops.size(); ++spans) {
+    const OpSpan& o = s.ops[spans];
+    if (o.rank >= 0 && o.rank < world) by_rank[(std::size_t)o.rank].push_back((std::uint32_t)spans);
+    if (o.id < by_op.size()) by_op[o.id] = (std::int32_t)spans;
+    end_virtual = std::max(end_virtual, o.vend);
+    if (s.wall_begin > 0) end_wall = std::max(end_wall, (double)(o.wend - s.wall_begin) * 1e-9);
+  }
+}
+
+cli::TrainArgs lab_train_args(const std::vector<std::string>& flags) {
+  cli::TrainArgs a = cli::parse_train_args(flags);
+  cli::fill_defaults(a);
+  return a;
+}
+
+Lab::Lab(JobRunner& runner) : runner_(runner) { set_args(lab_train_args({})); }
+
+void Lab::set_args(const cli::TrainArgs& a) {
+  edit_ = a;
+  edit_error_ = JobRunner::check(a);
+}
+
+const StepRecord* Lab::shown(const RunState& rs) const {
+  const StepRecord* s = pick_step_ >= 0 ? rs.find(pick_step_) : nullptr;
+  if (!s) s = rs.latest();
+  if (s && rs.run()) index_.update(*s, rs.run()->world(), rs.run()->plan_of(s->step).ops.size());
+  return s;
+}
+
+double Lab::playhead(const RunState& rs) const {
+  const StepRecord* s = shown(rs);
+  if (!s) return 0;
+  const double end = wall_clock_ ? index_.end_wall : index_.end_virtual;
+  if (pick_time_ >= 0) return std::min(pick_time_, end);
+  return end;
+}
+
+void Lab::key(char k) {
+  if (ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput) return;
+  switch (k) {
+    case ' ':
+      if (runner_.status().mode == RunMode::Paused) runner_.play(paced_ ? pace_ : 0);
+      else runner_.pause();
+      break;
+    case '.': runner_.step_op(); break;
+    case 'm': runner_.step_microbatch(); break;
+    case 's': runner_.step_whole(); break;
+    case 'f': follow_ = true; pick_time_ = -1; break;
+    default: break;
+  }
+}
+
+LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFonts& fonts) {
+  if (rs.generation() != seen_generation_) {
+    // A new run: the views start over (fit, latest step, live playhead).
+    seen_generation_ = rs.generation();
+    follow_ = true;
+    pick_step_ = -1;
+    pick_time_ = -1;
+    index_ = StepIndex{};
+  }
+  const RunnerStatus st = runner_.status();
+  const float side = std::round(std::min(W * 0.34f, 360.0f * s));
+  const float status_h = std::round(28.0f * s);
+  const float bubbles_w = std::round(std::min(W * 0.22f, 300.0f * s));
+  const float avail_h = H - status_h;
+  const float ranks_h = std::round(avail_h * 0.44f);
+  constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                      ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+  ImGui::SetNextWindowPos({0, 0});
+  ImGui::SetNextWindowSize({side, avail_h});
+  ImGui::Begin("##lab_side", nullptr, kPanel);
+  config_panel(st, s, fonts);
+  controls_panel(st, s, fonts);
+  status_panel(rs, st, s, fonts);
+  by_hand_panel(rs, st, s, fonts);
+  ImGui::End();
+
+  ImGui::SetNextWindowPos({side, ranks_h});
+  ImGui::SetNextWindowSize({W - side - bubbles_w, avail_h - ranks_h});
+  ImGui::Begin("##lab_timeline", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  timeline(rs, s, fonts);
+  ImGui::End();
+
+  ImGui::SetNextWindowPos({W - bubbles_w, ranks_h});
+  ImGui::SetNextWindowSize({bubbles_w, avail_h - ranks_h});
+  ImGui::Begin("##lab_bubbles", nullptr, kPanel);
+  bubbles(rs, s, fonts);
+  ImGui::End();
+
+  return {side, 0, W - side, ranks_h};
+}
+
+}  // namespace onegpu::app

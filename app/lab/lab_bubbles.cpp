@@ -1,0 +1,108 @@
+// The Lab's bubble read-out: per step, the share of the pipeline's time each rank had nothing
+// to compute (measured on the virtual clock), their mean over stages, the textbook figure for
+// the schedule in use, and both over the last steps.
+#include <algorithm>
+#include <cmath>
+
+#include <imgui.h>
+
+#include "app/lab/lab.h"
+#include "render/palette.h"
+#include "trainer/engine/virtual_clock.h"
+
+namespace onegpu::app {
+
+namespace {
+ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
+}  // namespace
+
+void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
+  ImGui::PushFont(fonts.small);
+  ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "BUBBLES");
+  ImGui::PopFont();
+  const LiveRun* run = rs.run();
+  const StepRecord* shown_step = shown(rs);
+  const StepRecord* rec = shown_step && shown_step->complete ? shown_step : rs.last_complete();
+  if (!run || !rec) {
+    ImGui::TextDisabled("after the first step");
+    return;
+  }
+  const trainer::Plan& plan = run->plan_of(rec->step);
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 8.0f * s);
+  if (!rec->spans_whole) {
+    ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "step %d: events were lost, no bubble figure", rec->step + 1);
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  ImGui::Text("step %d: idle %.1f%%", rec->step + 1, 100.0 * rec->bubble);
+  ImGui::PushFont(fonts.small);
+  ImGui::TextDisabled("measured: mean over stages of the time a GPU had no compute");
+  ImGui::Text("textbook %.1f%%", 100.0 * rec->textbook);
+  ImGui::TextDisabled("%s %s, equal op costs, free links", std::string(trainer::to_string(plan.config.schedule)).c_str(),
+                      trainer::textbook_formula(plan.config).c_str());
+  ImGui::PopFont();
+  ImGui::PopTextWrapPos();
+
+  // Per rank (per stage past 64 ranks): idle bars.
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int world = (int)rec->rank_idle.size();
+  const bool by_stage = world > 32;
+  const int bars = by_stage ? plan.config.pp : world;
+  std::vector<double> idle((std::size_t)bars, 0.0);
+  if (by_stage) {
+    std::vector<int> n((std::size_t)bars, 0);
+    for (int r = 0; r < world; ++r) {
+      const int st = plan.layout.coord(r).stage;
+      idle[(std::size_t)st] += rec->rank_idle[(std::size_t)r];
+      ++n[(std::size_t)st];
+    }
+    for (int i = 0; i < bars; ++i) idle[(std::size_t)i] /= std::max(1, n[(std::size_t)i]);
+  } else {
+    idle = rec->rank_idle;
+  }
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float row = std::clamp(110.0f * s / std::max(1, bars), 3.0f * s, 14.0f * s);
+  ImVec2 p = ImGui::GetCursorScreenPos();
+  const float label_w = 58.0f * s;
+  for (int i = 0; i < bars; ++i) {
+    const float y = p.y + row * (float)i;
+    const float len = (float)idle[(std::size_t)i] * (w - label_w);
+    dl->AddRectFilled({p.x + label_w, y + 1}, {p.x + label_w + len, y + row - 1}, col(render::palette::waiting));
+    if (row >= fonts.small->FontSize * 0.8f) {
+      char name[24];
+      std::snprintf(name, sizeof name, by_stage ? "stage %d" : "GPU %d", i + 1);
+      dl->AddText(fonts.small, std::min(fonts.small->FontSize, row), {p.x, y}, col(render::palette::text_dim), name);
+    }
+  }
+  // The textbook line across the bars.
+  const float tx = p.x + label_w + (float)rec->textbook * (w - label_w);
+  dl->AddLine({tx, p.y}, {tx, p.y + row * bars}, col(render::palette::focus, 0.8f), 1.5f * s);
+  ImGui::Dummy({w, row * bars + 4 * s});
+
+  // Over the last steps: measured (grey) and textbook (white).
+  const auto& h = rs.history();
+  const std::size_t n = std::min<std::size_t>(h.size(), 100);
+  if (n >= 2) {
+    ImGui::PushFont(fonts.small);
+    ImGui::TextDisabled("last %zu steps: measured vs textbook", n);
+    ImGui::PopFont();
+    const ImVec2 a = ImGui::GetCursorScreenPos();
+    const float ch = std::max(30.0f * s, std::min(90.0f * s, ImGui::GetContentRegionAvail().y - 6 * s));
+    dl->AddRectFilled(a, {a.x + w, a.y + ch}, col(render::palette::text, 0.04f));
+    double top = 1e-9;
+    for (std::size_t i = h.size() - n; i < h.size(); ++i) top = std::max({top, h[i].bubble, h[i].textbook});
+    top = std::min(1.0, top * 1.15);
+    auto pt = [&](std::size_t k, double v) {
+      return ImVec2{a.x + w * (float)k / (float)(n - 1), a.y + ch - (float)(v / top) * ch};
+    };
+    for (std::size_t k = 1; k < n; ++k) {
+      const StepLine& p0 = h[h.size() - n + k - 1];
+      const StepLine& p1 = h[h.size() - n + k];
+      dl->AddLine(pt(k - 1, p0.textbook), pt(k, p1.textbook), col(render::palette::focus, 0.8f), 1.2f * s);
+      dl->AddLine(pt(k - 1, p0.bubble), pt(k, p1.bubble), col(render::palette::text_dim), 1.5f * s);
+    }
+    ImGui::Dummy({w, ch});
+  }
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,18 @@
+#pragma once
+// Words for the Lab: what an op is called and what that kind of op does, in one plain line
+// for someone who has never seen a trainer.
+#include <string>
+
+#include "app/live/run_state.h"
+#include "trainer/plan/plan.h"
+
+namespace onegpu::app {
+
+// "GPU 3 · forward · layers 1–2 · microbatch 2" (ranks are counted from 1 on screen).
+std::string op_title(const trainer::Op& op);
+// One sentence on what this kind of op does.
+std::string op_explanation(const trainer::Op& op, const trainer::Plan& plan);
+// A span's kind as a short word ("forward", "all-reduce", ...).
+std::string span_kind(const OpSpan& s);
+
+}  // namespace onegpu::app

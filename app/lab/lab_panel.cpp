@@ -1,0 +1,306 @@
+// The Lab's side panel: the configuration (checked by the same rule as `onegpu train`), the
+// controls, the run's status, and what a step by hand just did.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <span>
+
+#include <imgui.h>
+
+#include "app/lab/lab.h"
+#include "app/lab/lab_explain.h"
+#include "render/palette.h"
+
+namespace onegpu::app {
+
+namespace {
+
+ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
+
+void heading(const char* s, const LabFonts& f) {
+  ImGui::Spacing();
+  ImGui::PushFont(f.small);
+  ImGui::TextColored(im(render::palette::forward), "%s", s);
+  ImGui::PopFont();
+}
+
+// An integer field of the configuration; true when it changed.
+bool int_field(const char* label, int& v, int lo, int hi, float w) {
+  ImGui::SetNextItemWidth(w);
+  int x = v;
+  if (!ImGui::InputInt(label, &x, 1, 4)) return false;
+  v = std::clamp(x, lo, hi);
+  return true;
+}
+
+std::string fmt_bytes(double b) {
+  char s[32];
+  if (b >= 1e9) std::snprintf(s, sizeof s, "%.2f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(s, sizeof s, "%.1f MB", b / 1e6);
+  else if (b >= 1e3) std::snprintf(s, sizeof s, "%.1f kB", b / 1e3);
+  else std::snprintf(s, sizeof s, "%.0f B", b);
+  return s;
+}
+
+std::string token_text(const LiveRun& run, std::int64_t id) {
+  if (!run.tokenizer || id < 0 || id >= (std::int64_t)run.tokenizer->vocab_size()) return "?";
+  const std::int32_t one[1] = {(std::int32_t)id};
+  std::string t = run.tokenizer->decode(std::span<const std::int32_t>(one, 1));
+  std::string out;
+  for (char c : t) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
+  ImGui::PushFont(fonts.title);
+  ImGui::TextUnformatted("Lab");
+  ImGui::PopFont();
+  ImGui::PushFont(fonts.small);
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::TextDisabled("a real run, split as you choose: step it by hand or let it train");
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, im(render::palette::forward));
+  ImGui::PushFont(fonts.small);
+  ImGui::SetNextItemOpen(runner_.live() == nullptr, ImGuiCond_Appearing);
+  const bool open = ImGui::CollapsingHeader("CONFIGURATION");
+  ImGui::PopFont();
+  ImGui::PopStyleColor();
+  if (!open) {
+    ImGui::PushFont(fonts.small);
+    ImGui::TextDisabled("%s · dp %d ep %d pp %d · %s · %d microbatch%s", edit_.model.c_str(), edit_.dp, edit_.ep, edit_.pp,
+                        edit_.schedule.c_str(), edit_.microbatches, edit_.microbatches > 1 ? "es" : "");
+    ImGui::PopFont();
+  }
+  bool changed = false;
+  if (open) {
+  const float w = 104.0f * s;
+  static const char* models[] = {"story", "story8", "scale"};
+  int mi = (int)(std::find(models, models + 3, edit_.model) - models);
+  ImGui::SetNextItemWidth(w);
+  if (ImGui::Combo("model", &mi, models, 3)) {
+    edit_.model = models[std::clamp(mi, 0, 2)];
+    changed = true;
+  }
+  ImGui::PushID("split");
+  changed |= int_field("dp · copies", edit_.dp, 1, 512, w);
+  changed |= int_field("ep · expert group", edit_.ep, 1, 64, w);
+  changed |= int_field("pp · stages", edit_.pp, 1, 64, w);
+  changed |= int_field("vstages", edit_.vstages, 1, 8, w);
+  changed |= int_field("microbatches", edit_.microbatches, 1, 64, w);
+  static const char* schedules[] = {"gpipe", "1f1b", "interleaved", "zb1"};
+  int si = (int)(std::find(schedules, schedules + 4, edit_.schedule) - schedules);
+  ImGui::SetNextItemWidth(w);
+  if (ImGui::Combo("schedule", &si, schedules, 4)) {
+    edit_.schedule = schedules[std::clamp(si, 0, 3)];
+    changed = true;
+  }
+  static const char* links[] = {"nvlink", "ib", "pcie"};
+  int li = (int)(std::find(links, links + 3, edit_.link) - links);
+  ImGui::SetNextItemWidth(w);
+  if (ImGui::Combo("link (modelled)", &li, links, 3)) {
+    edit_.link = links[std::clamp(li, 0, 2)];
+    changed = true;
+  }
+  changed |= int_field("batch · texts", edit_.batch, 1, 4096, w);
+  changed |= int_field("seq · tokens (0: model)", edit_.seq, 0, 4096, w);
+  changed |= int_field("workers (0: all cores)", edit_.workers, 0, 64, w);
+  int seed = (int)edit_.seed;
+  if (int_field("seed", seed, 0, 1 << 30, w)) {
+    edit_.seed = (std::uint64_t)seed;
+    changed = true;
+  }
+  ImGui::PopID();
+  }
+  if (changed) {
+    // The fields the user touched count as given: the picks of fill_defaults never override them.
+    for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--microbatches", "--schedule", "--batch"})
+      edit_.given.insert(f);
+    edit_error_ = JobRunner::check(edit_);
+  }
+  if (!edit_error_.empty()) {
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::TextColored(im(render::palette::backward), "%s", edit_error_.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::BeginDisabled(!edit_error_.empty() || st.building);
+  if (ImGui::Button(st.building ? "Building…" : "Apply", {104.0f * s, 0})) runner_.configure(edit_);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::PushFont(fonts.small);
+  if (auto live = runner_.live()) {
+    const auto& a = live->args;
+    ImGui::TextDisabled("running: %s, %d GPUs", a.model.c_str(), live->world());
+  } else {
+    ImGui::TextDisabled("nothing running yet");
+  }
+  ImGui::PopFont();
+  if (!st.error.empty() && st.error != edit_error_) {
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::TextColored(im(render::palette::backward), "%s", st.error.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
+  heading("CONTROLS", fonts);
+  const bool have = runner_.live() != nullptr && !st.building;
+  const float bw = std::floor((ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f);
+  ImGui::BeginDisabled(!have);
+  if (st.mode == RunMode::Paused) {
+    if (ImGui::Button("Run", {bw, 0})) runner_.play(paced_ ? pace_ : 0);
+  } else {
+    if (ImGui::Button("Pause", {bw, 0})) runner_.pause();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Reset", {bw, 0})) runner_.reset();
+  if (ImGui::Button("Step one op", {bw * 2 + ImGui::GetStyle().ItemSpacing.x, 0})) runner_.step_op();
+  if (ImGui::Button("Microbatch", {bw, 0})) runner_.step_microbatch();
+  ImGui::SameLine();
+  if (ImGui::Button("One step", {bw, 0})) runner_.step_whole();
+  ImGui::EndDisabled();
+  if (ImGui::Checkbox("slow:", &paced_) && st.mode != RunMode::Paused) runner_.play(paced_ ? pace_ : 0);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(120.0f * s);
+  ImGui::BeginDisabled(!paced_);
+  if (ImGui::SliderFloat("ops/s", &pace_, 0.5f, 60.0f, "%.1f", ImGuiSliderFlags_Logarithmic) &&
+      st.mode == RunMode::Paced)
+    runner_.play(pace_);
+  ImGui::EndDisabled();
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::TextDisabled("keys: space run/pause · . op · M microbatch · S step");
+  ImGui::PopTextWrapPos();
+}
+
+void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, const LabFonts& fonts) {
+  (void)s;
+  heading("STATUS", fonts);
+  const char* mode = st.building ? "building" : st.mode == RunMode::Free ? "running" : st.mode == RunMode::Paced ? "running slowly" : "paused";
+  const StepRecord* last = rs.last_complete();
+  ImGui::Text("%s · step %d%s", mode, st.steps_done, st.in_step ? " (part done)" : "");
+  if (last) {
+    ImGui::Text("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
+    ImGui::Text("%.0f tokens/s", last->tokens_per_s);
+    ImGui::TextDisabled("step: %.1f ms wall · %.2f ms virtual", last->wall_s * 1e3, last->virtual_s * 1e3);
+  } else {
+    ImGui::TextDisabled("no step finished yet");
+  }
+  const std::uint64_t drops = rs.dropped();
+  ImGui::PushFont(fonts.small);
+  if (drops > 0)
+    ImGui::TextColored(im(render::palette::backward), "events: ring %.0f%% full · %llu lost", 100.0 * rs.ring_fill(),
+                       (unsigned long long)drops);
+  else
+    ImGui::TextDisabled("events: ring %.0f%% full · none lost", 100.0 * rs.ring_fill());
+  if (!st.job.empty()) ImGui::TextDisabled("also running: %s", st.job.c_str());
+  ImGui::PopFont();
+}
+
+void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, const LabFonts& fonts) {
+  const LiveRun* run = rs.run();
+  if (!run) return;
+  heading("BY HAND", fonts);
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  const trainer::Plan& plan = run->plan_of(st.in_step ? st.steps_done : st.steps_done);
+  if (st.in_step && st.next_op >= 0 && (std::size_t)st.next_op < plan.ops.size()) {
+    const trainer::Op& op = plan.op((std::uint32_t)st.next_op);
+    ImGui::TextColored(im(render::palette::text_dim), "next:");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(op_title(op).c_str());
+    ImGui::PushFont(fonts.small);
+    ImGui::TextDisabled("%s", op_explanation(op, plan).c_str());
+    ImGui::PopFont();
+  } else if (!st.in_step) {
+    ImGui::TextDisabled("\"Step one op\" begins step %d with its first op.", st.steps_done + 1);
+  }
+  // The op that ran last (by hand: the one just run).
+  const StepRecord* cur = rs.latest();
+  if (cur && !cur->ops.empty()) {
+    const OpSpan& o = cur->ops.back();
+    const trainer::Plan& p = run->plan_of(cur->step);
+    if (o.id < p.ops.size()) {
+      ImGui::TextColored(im(render::palette::text_dim), "just ran:");
+      ImGui::SameLine();
+      ImGui::TextUnformatted(op_title(p.op(o.id)).c_str());
+      ImGui::PushFont(fonts.small);
+      ImGui::TextDisabled("measured %.0f µs · virtual %.0f–%.0f µs%s", o.measured_s * 1e6, o.vbegin * 1e6, o.vend * 1e6,
+                          o.bytes > 0 ? (" · " + fmt_bytes((double)o.bytes)).c_str() : "");
+      ImGui::PopFont();
+    }
+  }
+  ImGui::PopTextWrapPos();
+
+  // One rank, layer by layer: what each piece produced.
+  if (!run->by_layer || !cur) return;
+  const StepRecord* src = cur;
+  std::vector<const ProbeValue*> guesses, context, grads, moves;
+  const ProbeValue* target = nullptr;
+  auto collect = [&](const StepRecord* r) {
+    guesses.clear();
+    context.clear();
+    grads.clear();
+    moves.clear();
+    target = nullptr;
+    for (const ProbeValue& p : r->probes) {
+      if (p.microbatch > 0) continue;  // the first microbatch's text
+      switch (p.kind) {
+        case trainer::ProbeKind::NextToken: guesses.push_back(&p); break;
+        case trainer::ProbeKind::Context: context.push_back(&p); break;
+        case trainer::ProbeKind::Target: target = &p; break;
+        case trainer::ProbeKind::LayerGradNorm: grads.push_back(&p); break;
+        default: break;
+      }
+    }
+    for (const ProbeValue& p : r->probes)
+      if (p.kind == trainer::ProbeKind::UpdateSize) moves.push_back(&p);
+  };
+  collect(src);
+  if (guesses.empty() && rs.last_complete()) collect(src = rs.last_complete());
+  if (!guesses.empty()) {
+    std::string ctx;
+    for (const ProbeValue* p : context) ctx += token_text(*run, p->id);
+    heading(("AFTER THE HEAD (step " + std::to_string(src->step + 1) + ")").c_str(), fonts);
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::TextDisabled("…%s → next?", ctx.c_str());
+    ImGui::PopTextWrapPos();
+    for (const ProbeValue* g : guesses) {
+      ImGui::ProgressBar((float)g->value, {90.0f * s, 0}, "");
+      ImGui::SameLine();
+      ImGui::Text("%5.1f%%  \"%s\"", 100.0 * g->value, token_text(*run, g->id).c_str());
+    }
+    if (target)
+      ImGui::TextColored(im(render::palette::forward), "really next: \"%s\", given %.1f%%",
+                         token_text(*run, target->id).c_str(), 100.0 * target->value);
+  }
+  if (!grads.empty()) {
+    heading("GRADIENT PER LAYER", fonts);
+    double most = 1e-30;
+    for (const ProbeValue* g : grads) most = std::max(most, g->value);
+    for (const ProbeValue* g : grads) {
+      ImGui::PushStyleColor(ImGuiCol_PlotHistogram, im(render::palette::backward));
+      ImGui::ProgressBar((float)(g->value / most), {90.0f * s, 0}, "");
+      ImGui::PopStyleColor();
+      ImGui::SameLine();
+      ImGui::Text("layer %d  %.4f", g->layer + 1, g->value);
+    }
+  }
+  const StepRecord* done = rs.last_complete();
+  if (done) {
+    moves.clear();
+    for (const ProbeValue& p : done->probes)
+      if (p.kind == trainer::ProbeKind::UpdateSize) moves.push_back(&p);
+  }
+  if (!moves.empty()) {
+    heading(("THE UPDATE MOVED (step " + std::to_string(done->step + 1) + ")").c_str(), fonts);
+    for (const ProbeValue* m : moves)
+      if (m->layer < 0) ImGui::Text("all weights by %.3f%% of their size", 100.0 * m->value);
+      else ImGui::TextDisabled("layer %d: %.3f%%", m->layer + 1, 100.0 * m->value);
+  }
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,234 @@
+// The Lab's ranks view: the run's GPUs as stages (rows, stage 1 at the bottom: the forward
+// pass climbs) by data-parallel copies (columns), expert groups bracketed under each row.
+// Each chip shows its rank's measured memory as a wall (lavender weights and gradients, sand
+// optimizer state, amber activations) and lights amber while it runs a forward op, pink for
+// backward, at the playhead; beads travel for every hand-over in flight, a teal ring marks an
+// all-to-all, a lavender bar joins the copies while their gradients are all-reduced. Past 16
+// columns chips lose their words, past 40 px they become field cells.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "app/lab/lab.h"
+#include "app/scene/chip.h"
+#include "render/palette.h"
+
+namespace onegpu::app {
+
+namespace {
+
+using trainer::EventKind;
+using namespace render::palette;
+using render::Align;
+using render::Rect;
+
+const glm::vec4 kAllToAll = render::rgb(0x4fc1b0);
+
+std::string mb(double bytes) {
+  char s[32];
+  if (bytes >= 1e9) std::snprintf(s, sizeof s, "%.1f GB", bytes / 1e9);
+  else std::snprintf(s, sizeof s, "%.1f MB", bytes / 1e6);
+  return s;
+}
+
+}  // namespace
+
+void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
+  const LiveRun* run = rs.run();
+  const float label = std::max(12.0f * s, std::min(vp.x, vp.y) * 0.022f);  // one size rule for the view's words
+  if (!run) {
+    c.text("No run yet: choose a configuration and press Apply.", {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim,
+           Align::Center);
+    return;
+  }
+  const StepRecord* rec = shown(rs);
+  const trainer::Plan& plan = run->plan_of(rec ? rec->step : 0);
+  const trainer::Layout& L = plan.layout;
+  const int pp = plan.config.pp, dp = plan.config.dp, ep = plan.config.ep, world = run->world();
+  const double P = playhead(rs);
+
+  // Geometry: a title line, a label column for the stages, then a grid of cells.
+  const float top = label * 2.2f, left = label * 7.0f, bottom = label * 1.6f, right = label;
+  const float gw = vp.x - left - right, gh = vp.y - top - bottom;
+  const float cell = std::max(2.0f, std::min(gw / (float)dp, gh / (float)pp));
+  const float gx = left + (gw - cell * (float)dp) * 0.5f, gy = bottom + (gh - cell * (float)pp) * 0.5f;
+  const bool cards = cell >= 90.0f * s;
+  const bool chips = cell >= 26.0f * s;
+  auto cell_rect = [&](int rank) {
+    const trainer::RankCoord rc = L.coord(rank);
+    const glm::vec2 a{gx + cell * (float)rc.dp, gy + cell * (float)rc.stage};
+    const float m = cell * (cards ? 0.08f : chips ? 0.1f : 0.08f);
+    return Rect{a + glm::vec2(m), a + glm::vec2(cell - m)};
+  };
+
+  // Title: what the view is, and whose numbers.
+  char title[160];
+  std::snprintf(title, sizeof title, "%d GPU%s: %d stage%s × %d cop%s%s", world, world > 1 ? "s" : "", pp,
+                pp > 1 ? "s" : "", dp, dp > 1 ? "ies" : "y",
+                ep > 1 ? (", experts split over groups of " + std::to_string(ep)).c_str() : "");
+  c.set_layer(3);
+  c.text(title, {label * 0.8f, vp.y - label * 1.4f}, label * 1.1f, text, Align::Left);
+
+  // Memory: the last finished step's bytes per rank; activations follow the playhead.
+  const std::vector<RankMemory>& mem = rs.resident();
+  std::vector<std::int64_t> act((std::size_t)world, 0);
+  if (rec && !index_.by_op.empty()) {
+    for (const auto& [id, bytes] : rec->activations) {
+      if (id >= index_.by_op.size() || index_.by_op[id] < 0) continue;
+      const OpSpan& o = rec->ops[(std::size_t)index_.by_op[id]];
+      const double end = wall_clock_ ? (double)(o.wend - rec->wall_begin) * 1e-9 : o.vend;
+      if (end <= P + 1e-12) act[(std::size_t)o.rank] = bytes;
+    }
+  }
+  double most = 1;
+  for (int r = 0; r < world; ++r) {
+    double held = (double)act[(std::size_t)r];
+    if ((std::size_t)r < mem.size()) {
+      const RankMemory& m = mem[(std::size_t)r];
+      held = (double)(m.current[0] + m.current[1] + m.current[2]) + std::max<double>((double)m.peak[3], held);
+    }
+    most = std::max(most, held);
+  }
+
+  // What each rank does at the playhead.
+  auto time_of = [&](const OpSpan& o, bool end) {
+    if (wall_clock_) return (double)((end ? o.wend : o.wbegin) - rec->wall_begin) * 1e-9;
+    return end ? o.vend : o.vbegin;
+  };
+  const double step_end = wall_clock_ ? index_.end_wall : index_.end_virtual;
+  for (int r = 0; r < world; ++r) {
+    const Rect box = cell_rect(r);
+    const OpSpan* now = nullptr;
+    bool started = false, more = !rec || !rec->complete;
+    if (rec && (std::size_t)r < index_.by_rank.size()) {
+      for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
+        const OpSpan& o = rec->ops[i];
+        if (time_of(o, false) <= P) started = true;
+        if (time_of(o, false) <= P + 1e-12 && P <= time_of(o, true) + 1e-12) now = &o;
+        if (time_of(o, true) > P) more = true;
+      }
+    }
+    glm::vec4 die = chip_body;
+    float glow = 0;
+    if (now) {
+      switch (now->kind) {
+        case EventKind::Forward: die = forward; glow = 1; break;
+        case EventKind::Backward: die = backward; glow = 1; break;
+        case EventKind::WeightGradient: die = render::mix(backward, text, 0.45f); glow = 1; break;
+        case EventKind::Update: die = optimizer; glow = 0.6f; break;
+        default: break;
+      }
+    }
+    const bool idle_wait = started && more && !glow && P < step_end;
+    c.set_layer(0);
+    if (!chips) {
+      // Field cell.
+      glm::vec4 fill = glow ? die : idle_wait ? waiting_bg : lit_dim;
+      c.box(box, fill, std::min(3.0f, cell * 0.15f));
+      continue;
+    }
+    if (glow > 0) c.glow(box, render::with_alpha(die, 0.35f * glow), cell * 0.06f, cell * 0.12f);
+    if (idle_wait)
+      c.hatched(box, waiting_bg, render::with_alpha(waiting, 0.6f), std::max(4.0f, cell * 0.06f), 1.0f, cell * 0.08f,
+                chip_edge, 1.0f);
+    else
+      c.box(box, chip_body, cell * 0.08f, chip_edge, 1.0f);
+    // The memory wall on the chip's left: weights+gradients, optimizer, activations (bottom up).
+    const glm::vec2 sz = box.size();
+    const Rect wall{{box.min.x + sz.x * 0.08f, box.min.y + sz.y * 0.1f}, {box.min.x + sz.x * 0.26f, box.max.y - sz.y * (cards ? 0.24f : 0.1f)}};
+    c.set_layer(1);
+    c.box(wall, memory_fill, 2.0f, memory, 1.0f);
+    float y = wall.min.y;
+    const float wh = wall.size().y;
+    auto band = [&](double bytes, glm::vec4 colour) {
+      const float h = (float)(bytes / most) * wh;
+      if (h <= 0) return;
+      c.box({{wall.min.x + 1, y}, {wall.max.x - 1, std::min(wall.max.y, y + h)}}, colour, 1.0f);
+      y += h;
+    };
+    if ((std::size_t)r < mem.size()) {
+      const RankMemory& m = mem[(std::size_t)r];
+      band((double)(m.current[0] + m.current[1]), weights);
+      band((double)m.current[2], optimizer);
+    }
+    band((double)act[(std::size_t)r], render::with_alpha(forward, 0.75f));
+    // The compute die, lit by the op at the playhead.
+    const Rect d{{box.min.x + sz.x * 0.36f, box.min.y + sz.y * 0.2f}, {box.max.x - sz.x * 0.1f, box.max.y - sz.y * (cards ? 0.34f : 0.2f)}};
+    c.box(d, glow ? die : render::mix(chip_body, lit_dim, 0.6f), sz.x * 0.04f);
+    if (now && (now->kind == EventKind::AllToAll))
+      c.ring(box.center(), sz.x * 0.5f, 2.0f * s, kAllToAll);
+    if (cards) {
+      c.set_layer(3);
+      c.text("GPU " + std::to_string(r + 1), {box.min.x + sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label, text, Align::Left);
+      if ((std::size_t)r < mem.size()) {
+        const RankMemory& m = mem[(std::size_t)r];
+        c.text(mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r])),
+               {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
+      }
+      if (ep > 1) {
+        const int e0 = L.first_expert(r);
+        c.text("experts " + std::to_string(e0 + 1) + "\u2013" + std::to_string(e0 + L.expert_count()),
+               {box.center().x + sz.x * 0.13f, box.min.y + sz.y * 0.06f}, label * 0.8f, text_dim, Align::Center);
+      }
+    } else if (cell >= 44.0f * s && dp <= 16) {
+      c.set_layer(3);
+      c.text(std::to_string(r + 1), {box.center().x + sz.x * 0.13f, box.min.y + sz.y * 0.3f}, label * 0.85f, text, Align::Center);
+    }
+  }
+
+  // Stage labels and expert-group brackets.
+  c.set_layer(3);
+  for (int st = 0; st < pp; ++st) {
+    const float cy = gy + cell * ((float)st + 0.5f);
+    c.text("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
+    int l0 = 1 << 30, l1 = -1;
+    for (int ch : L.chunks_of_stage(st)) {
+      l0 = std::min(l0, L.first_layer(ch));
+      l1 = std::max(l1, L.end_layer(ch));
+    }
+    if (l1 > l0 && label * 2.4f < cell)
+      c.text("layers " + std::to_string(l0 + 1) + "\u2013" + std::to_string(l1), {label * 0.8f, cy - label * 1.05f},
+             label * 0.8f, text_dim, Align::Left);
+    if (ep > 1 && dp / ep <= 16 && chips) {
+      for (int g = 0; g < dp / ep; ++g) {
+        const float xa = gx + cell * (float)(g * ep) + cell * 0.12f, xb = gx + cell * (float)((g + 1) * ep) - cell * 0.12f;
+        const float yb = gy + cell * (float)st + cell * 0.04f;
+        c.line({xa, yb}, {xb, yb}, 1.5f * s, render::with_alpha(kAllToAll, 0.7f));
+        c.line({xa, yb}, {xa, yb + cell * 0.05f}, 1.5f * s, render::with_alpha(kAllToAll, 0.7f));
+        c.line({xb, yb}, {xb, yb + cell * 0.05f}, 1.5f * s, render::with_alpha(kAllToAll, 0.7f));
+      }
+    }
+  }
+
+  if (!rec) return;
+  // In flight at the playhead: hand-overs as beads, all-reduces as a bar across the copies.
+  c.set_layer(2);
+  int beads = 0;
+  for (const OpSpan& o : rec->ops) {
+    if (beads > 3000) break;
+    if (o.kind == EventKind::Send && o.id < plan.ops.size()) {
+      const trainer::Op& op = plan.op(o.id);
+      if (op.match < 0 || (std::size_t)op.match >= index_.by_op.size() || index_.by_op[(std::size_t)op.match] < 0) continue;
+      const OpSpan& rv = rec->ops[(std::size_t)index_.by_op[(std::size_t)op.match]];
+      const double a = time_of(o, false), b = time_of(rv, true);
+      if (P < a || P > b || b <= a) continue;
+      const float f = (float)((P - a) / (b - a));
+      const glm::vec2 pa = cell_rect(o.rank).center(), pb = cell_rect(rv.rank).center();
+      const glm::vec4 bc = op.payload == trainer::Payload::Activation ? forward : backward;
+      c.line(pa, pb, 1.0f * s, render::with_alpha(bc, 0.25f));
+      c.disc(pa + (pb - pa) * f, std::max(2.5f * s, cell * 0.06f), bc);
+      ++beads;
+    } else if (o.kind == EventKind::AllReduce && time_of(o, false) <= P && P <= time_of(o, true) && chips) {
+      const Rect b = cell_rect(o.rank);
+      c.line({b.min.x - cell * 0.1f, b.max.y + cell * 0.03f}, {b.max.x + cell * 0.1f, b.max.y + cell * 0.03f}, 3.0f * s,
+             weights);
+    }
+  }
+
+  // Scale note: every wall is measured, on one scale.
+  c.set_layer(3);
+  c.text("walls: measured bytes per GPU, full height " + mb(most) + "   ·   lavender weights + gradients · sand optimizer · amber activations",
+         {label * 0.8f, label * 0.5f}, label * 0.8f, text_faint, Align::Left);
+}
+
+}  // namespace onegpu::app

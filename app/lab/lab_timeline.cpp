@@ -1,0 +1,322 @@
+// The Lab's timeline: one lane per rank (grouped by stage) on the virtual clock, or the wall
+// clock; the mouse wheel zooms around the pointer, a drag pans, a double-click fits the step
+// again, a click on the ruler puts the playhead there, hovering an op names it. Spans thinner
+// than a pixel merge with their neighbours, and at more than 64 ranks the lanes fold into one
+// per stage that shows how many of the stage's ranks are busy, so a 512-rank step stays smooth.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "app/lab/lab.h"
+#include "app/lab/lab_explain.h"
+#include "render/palette.h"
+
+namespace onegpu::app {
+
+namespace {
+
+using trainer::EventKind;
+
+ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
+
+glm::vec4 kind_colour(EventKind k) {
+  using namespace render::palette;
+  switch (k) {
+    case EventKind::Forward: return forward;
+    case EventKind::Backward: return backward;
+    case EventKind::WeightGradient: return render::mix(backward, text, 0.45f);
+    case EventKind::Send:
+    case EventKind::Recv: return render::rgb(0x6f8fb8);
+    case EventKind::AllToAll: return render::rgb(0x4fc1b0);
+    case EventKind::AllReduce: return weights;
+    case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
+    case EventKind::Update: return optimizer;
+    default: return text_faint;
+  }
+}
+
+bool is_compute(EventKind k) {
+  return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::WeightGradient || k == EventKind::Update;
+}
+
+std::string fmt_time(double s) {
+  char b[32];
+  const double a = std::fabs(s);
+  if (a >= 1) std::snprintf(b, sizeof b, "%.2f s", s);
+  else if (a >= 1e-3) std::snprintf(b, sizeof b, "%.2f ms", s * 1e3);
+  else std::snprintf(b, sizeof b, "%.0f µs", s * 1e6);
+  return b;
+}
+
+void legend(ImDrawList* dl, float s) {
+  struct Item { const char* name; EventKind k; };
+  static const Item items[] = {{"forward", EventKind::Forward},     {"backward", EventKind::Backward},
+                               {"weight grad", EventKind::WeightGradient}, {"send/recv", EventKind::Send},
+                               {"all-to-all", EventKind::AllToAll}, {"all-reduce", EventKind::AllReduce},
+                               {"update", EventKind::Update}};
+  for (const Item& it : items) {
+    ImGui::SameLine();
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetTextLineHeight();
+    dl->AddRectFilled({p.x, p.y + h * 0.25f}, {p.x + h * 0.5f, p.y + h * 0.75f}, col(kind_colour(it.k)), 2.0f * s);
+    ImGui::Dummy({h * 0.6f, h});
+    ImGui::SameLine(0, 2.0f * s);
+    ImGui::TextDisabled("%s", it.name);
+  }
+}
+
+}  // namespace
+
+void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
+  const LiveRun* run = rs.run();
+  const StepRecord* rec = shown(rs);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImGui::PushFont(fonts.small);
+  ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "TIMELINE");
+  if (!run || !rec) {
+    ImGui::PopFont();
+    ImGui::TextDisabled("Apply a configuration, then press Run or Step one op.");
+    return;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("step %d%s", rec->step + 1, rec->complete ? "" : " (running)");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("◀")) {
+    const auto& steps = rs.steps();
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+      if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; pick_time_ = -1; break; }
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("▶")) {
+    for (const auto& st : rs.steps())
+      if (st.step > rec->step) { pick_step_ = st.step; follow_ = true; pick_time_ = -1; break; }
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("latest")) { pick_step_ = -1; follow_ = true; pick_time_ = -1; }
+  ImGui::SameLine();
+  if (ImGui::Checkbox("wall clock", &wall_clock_)) { follow_ = true; pick_time_ = -1; }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("fit")) { follow_ = true; pick_time_ = -1; }
+  legend(dl, s);
+  ImGui::PopFont();
+
+  rec = shown(rs);  // refreshes the index
+  const trainer::Plan& plan = run->plan_of(rec->step);
+  const int world = run->world(), dp = plan.config.dp, pp = plan.config.pp;
+  const bool folded = world > 64;
+  const int lanes = folded ? pp : world;
+
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (avail.x < 50 || avail.y < 40) return;
+  const float label_w = 70.0f * s, ruler_h = 18.0f * s;
+  const float x0 = p0.x + label_w, x1 = p0.x + avail.x - 4.0f * s;
+  const float y0 = p0.y + ruler_h, y1 = p0.y + avail.y - 2.0f * s;
+  const float lane_h = (y1 - y0) / (float)lanes;
+  const double end = std::max(1e-9, wall_clock_ ? index_.end_wall : index_.end_virtual);
+  if (follow_) {
+    view0_ = 0;
+    view1_ = end * 1.02;
+  }
+  const double span = std::max(1e-12, view1_ - view0_);
+  auto X = [&](double t) { return (float)(x0 + (t - view0_) / span * (x1 - x0)); };
+  auto T = [&](float x) { return view0_ + (double)(x - x0) / (x1 - x0) * span; };
+  auto begin_of = [&](const OpSpan& o) { return wall_clock_ ? (double)(o.wbegin - rec->wall_begin) * 1e-9 : o.vbegin; };
+  auto end_of = [&](const OpSpan& o) { return wall_clock_ ? (double)(o.wend - rec->wall_begin) * 1e-9 : o.vend; };
+
+  // Interaction: the whole area is one button.
+  ImGui::SetCursorScreenPos(p0);
+  ImGui::InvisibleButton("##tl", {avail.x, avail.y});
+  const bool hovered = ImGui::IsItemHovered();
+  ImGuiIO& io = ImGui::GetIO();
+  if (hovered && io.MouseWheel != 0) {
+    const double at = T(io.MousePos.x);
+    const double k = io.MouseWheel > 0 ? 0.8 : 1.25;
+    view0_ = at - (at - view0_) * k;
+    view1_ = at + (view1_ - at) * k;
+    follow_ = false;
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) && io.MouseClickedPos[0].y > y0) {
+    const double dt = -(double)io.MouseDelta.x / (x1 - x0) * span;
+    view0_ += dt;
+    view1_ += dt;
+    follow_ = false;
+  }
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) follow_ = true;
+  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && io.MousePos.y < y0) {
+    pick_time_ = std::max(0.0, T(io.MousePos.x));
+  }
+
+  dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
+  // Ruler: ticks at a round step.
+  {
+    const double raw = span / 8.0;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+    for (double t = std::ceil(view0_ / step) * step; t <= view1_; t += step) {
+      const float x = X(t);
+      dl->AddLine({x, y0 - 5 * s}, {x, y1}, col(render::palette::text_faint, 0.25f));
+      dl->AddText(fonts.small, fonts.small->FontSize, {x + 3 * s, p0.y}, col(render::palette::text_faint),
+                  fmt_time(t).c_str());
+    }
+    dl->AddText(fonts.small, fonts.small->FontSize, {p0.x, p0.y}, col(render::palette::text_faint),
+                wall_clock_ ? "wall clock" : "virtual clock");
+  }
+
+  // Lanes.
+  auto lane_y = [&](int lane) { return y0 + lane_h * (float)lane; };
+  for (int l = 0; l < lanes; ++l) {
+    const float y = lane_y(l);
+    const int stage = folded ? l : plan.layout.coord(l).stage;
+    if (stage % 2 == 1) dl->AddRectFilled({x0, y}, {x1, y + lane_h}, col(render::palette::text, 0.025f));
+    if (lane_h >= fonts.small->FontSize * 0.9f) {
+      char name[32];
+      if (folded) std::snprintf(name, sizeof name, "stage %d", l + 1);
+      else std::snprintf(name, sizeof name, "GPU %d", l + 1);
+      dl->AddText(fonts.small, std::min(fonts.small->FontSize, lane_h * 0.95f), {p0.x + 4 * s, y + (lane_h - std::min(fonts.small->FontSize, lane_h)) * 0.5f},
+                  col(stage % 2 ? render::palette::text_dim : render::palette::text_faint), name);
+    }
+    if (!folded && dp > 1 && l % dp == 0 && l > 0)
+      dl->AddLine({p0.x, y}, {x1, y}, col(render::palette::text_faint, 0.5f));
+  }
+
+  const float pad = std::max(0.5f, lane_h * 0.12f);
+  std::size_t rects = 0;
+  if (!folded) {
+    for (int r = 0; r < world; ++r) {
+      const float ya = lane_y(r) + pad, yb = lane_y(r) + lane_h - pad;
+      // Spans thinner than a pixel merge into one run while they touch.
+      float run_a = 0, run_b = -1e9f;
+      glm::vec4 run_c{};
+      auto flush = [&] {
+        if (run_b > run_a) {
+          dl->AddRectFilled({run_a, ya}, {std::max(run_b, run_a + 1.0f), yb}, col(run_c));
+          ++rects;
+        }
+        run_b = -1e9f;
+      };
+      for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
+        const OpSpan& o = rec->ops[i];
+        const double b = begin_of(o), e = end_of(o);
+        if (e < view0_ || b > view1_) continue;
+        const float xa = std::max(X(b), x0 - 2), xb = std::min(X(e), x1 + 2);
+        const glm::vec4 c = kind_colour(o.kind);
+        if (xb - xa < 1.0f && xa <= run_b + 1.0f) {
+          run_b = std::max(run_b, xb);
+          continue;
+        }
+        flush();
+        if (xb - xa < 1.0f) {
+          run_a = xa;
+          run_b = xb;
+          run_c = c;
+          continue;
+        }
+        dl->AddRectFilled({xa, ya}, {xb, yb}, col(c), lane_h > 10 ? 2.0f * s : 0.0f);
+        ++rects;
+      }
+      flush();
+    }
+    // Hand-overs: an arrow from each send to its receive.
+    if (world <= 64) {
+      int arrows = 0;
+      for (const OpSpan& o : rec->ops) {
+        if (o.kind != EventKind::Send || o.id >= plan.ops.size() || arrows > 4000) continue;
+        const trainer::Op& op = plan.op(o.id);
+        if (op.match < 0 || (std::size_t)op.match >= index_.by_op.size()) continue;
+        const std::int32_t ri = index_.by_op[(std::size_t)op.match];
+        if (ri < 0) continue;
+        const OpSpan& rv = rec->ops[(std::size_t)ri];
+        const float ax = X(begin_of(o)), bx = X(end_of(rv));
+        if (std::max(ax, bx) < x0 || std::min(ax, bx) > x1) continue;
+        const float ay = lane_y(o.rank) + lane_h * 0.5f, by = lane_y(rv.rank) + lane_h * 0.5f;
+        const ImU32 c = col(kind_colour(EventKind::Send), 0.85f);
+        dl->AddLine({ax, ay}, {bx, by}, c, 1.2f * s);
+        const float d = by > ay ? -1.0f : 1.0f;
+        dl->AddTriangleFilled({bx, by}, {bx - 4 * s, by + d * 5 * s}, {bx + 4 * s, by + d * 5 * s}, c);
+        ++arrows;
+      }
+    }
+  } else {
+    // Folded: per stage, the share of its ranks computing in each pixel column.
+    const int cols = std::max(1, (int)(x1 - x0));
+    std::vector<float> fwd((std::size_t)cols), bwd((std::size_t)cols);
+    for (int st = 0; st < pp; ++st) {
+      std::fill(fwd.begin(), fwd.end(), 0.f);
+      std::fill(bwd.begin(), bwd.end(), 0.f);
+      int members = 0;
+      for (int r = 0; r < world; ++r) {
+        if (plan.layout.coord(r).stage != st) continue;
+        ++members;
+        for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
+          const OpSpan& o = rec->ops[i];
+          if (!is_compute(o.kind)) continue;
+          const double b = begin_of(o), e = end_of(o);
+          if (e < view0_ || b > view1_) continue;
+          const float xa = X(b) - x0, xb = X(e) - x0;
+          auto& acc = o.kind == EventKind::Forward ? fwd : bwd;
+          for (int c = std::max(0, (int)xa); c <= std::min(cols - 1, (int)xb); ++c)
+            acc[(std::size_t)c] += std::min<float>(xb, (float)c + 1) - std::max<float>(xa, (float)c);
+        }
+      }
+      if (members == 0) continue;
+      const float yb = lane_y(st) + lane_h - pad, full = lane_h - 2 * pad;
+      for (int c = 0; c < cols; ++c) {
+        const float f = fwd[(std::size_t)c] / members, b = bwd[(std::size_t)c] / members;
+        if (f + b <= 0.002f) continue;
+        const float h = std::min(1.0f, f + b) * full;
+        dl->AddRectFilled({x0 + c, yb - h}, {x0 + c + 1, yb}, col(f >= b ? kind_colour(EventKind::Forward) : kind_colour(EventKind::Backward)));
+        ++rects;
+      }
+    }
+  }
+
+  // Playhead.
+  const double ph = playhead(rs);
+  if (ph > view0_ && ph < view1_) {
+    const float x = X(ph);
+    dl->AddLine({x, p0.y}, {x, y1}, col(render::palette::focus, pick_time_ >= 0 ? 0.9f : 0.35f), 1.5f * s);
+  }
+  dl->PopClipRect();
+
+  // Hover: name the op under the pointer.
+  if (hovered && io.MousePos.y >= y0 && io.MousePos.x >= x0) {
+    const int lane = (int)((io.MousePos.y - y0) / lane_h);
+    const double t = T(io.MousePos.x), slack = span / (x1 - x0) * 2;
+    if (!folded && lane >= 0 && lane < world) {
+      const OpSpan* hit = nullptr;
+      for (std::uint32_t i : index_.by_rank[(std::size_t)lane]) {
+        const OpSpan& o = rec->ops[i];
+        if (begin_of(o) - slack <= t && t <= end_of(o) + slack) hit = &o;
+      }
+      if (hit && hit->id < plan.ops.size()) {
+        const trainer::Op& op = plan.op(hit->id);
+        ImGui::BeginTooltip();
+        ImGui::TextUnformatted(op_title(op).c_str());
+        ImGui::TextDisabled("%s  ·  op %u", trainer::describe(op).c_str(), hit->id);
+        ImGui::Text("measured %s  ·  virtual %s → %s", fmt_time(hit->measured_s).c_str(), fmt_time(hit->vbegin).c_str(),
+                    fmt_time(hit->vend).c_str());
+        ImGui::Text("wall %s → %s", fmt_time((double)(hit->wbegin - rec->wall_begin) * 1e-9).c_str(),
+                    fmt_time((double)(hit->wend - rec->wall_begin) * 1e-9).c_str());
+        if (hit->bytes > 0) ImGui::Text("%lld bytes", (long long)hit->bytes);
+        ImGui::EndTooltip();
+      }
+    } else if (folded && lane >= 0 && lane < pp) {
+      int busy = 0, members = 0;
+      for (int r = 0; r < world; ++r) {
+        if (plan.layout.coord(r).stage != lane) continue;
+        ++members;
+        for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
+          const OpSpan& o = rec->ops[i];
+          if (is_compute(o.kind) && begin_of(o) <= t && t <= end_of(o)) { ++busy; break; }
+        }
+      }
+      ImGui::SetTooltip("stage %d at %s: %d of %d GPUs computing", lane + 1, fmt_time(t).c_str(), busy, members);
+    }
+  }
+  (void)rects;
+}
+
+}  // namespace onegpu::app
