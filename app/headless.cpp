@@ -88,6 +88,7 @@ HeadlessImage render_headless_lab(const Options& o) {
     img.scene_x = app.scene_rect().x;
     img.scene_y = app.scene_rect().y;
     img.stats = app.stats();
+    img.lab = app.lab().drawn();
   } catch (...) {
     if (imgui) ImGui::DestroyContext(imgui);
     throw;

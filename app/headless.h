@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "app/lab/lab.h"
 #include "app/options.h"
 #include "render/camera.h"
 #include "render/shape_batch.h"
@@ -16,6 +17,7 @@ struct HeadlessImage {
   int scene_x = 0, scene_y = 0;    // scene viewport's top-left in the image
   render::DrawStats stats;
   float t = 0.0f;
+  LabDrawn lab;                    // render_headless_lab only: what the Lab drew
 };
 
 // Throws render::Error (assets, GL) on failure. Needs no current GL context: makes its own.

@@ -7,7 +7,7 @@
 
 namespace onegpu::app {
 
-void StepIndex::update(const StepRecord& s, int world, std::size_t ops) {
+void StepIndex::update(const RunStep& s, int world, std::size_t ops) {
   if (s.step != step || s.ops.size() < spans || by_rank.size() != (std::size_t)world) {
     step = s.step;
     spans = 0;
@@ -37,15 +37,15 @@ void Lab::set_args(const cli::TrainArgs& a) {
   edit_error_ = JobRunner::check(a);
 }
 
-const StepRecord* Lab::shown(const RunState& rs) const {
-  const StepRecord* s = pick_step_ >= 0 ? rs.find(pick_step_) : nullptr;
+const RunStep* Lab::shown(const RunState& rs) const {
+  const RunStep* s = pick_step_ >= 0 ? rs.find(pick_step_) : nullptr;
   if (!s) s = rs.latest();
   if (s && rs.run()) index_.update(*s, rs.run()->world(), rs.run()->plan_of(s->step).ops.size());
   return s;
 }
 
 double Lab::playhead(const RunState& rs) const {
-  const StepRecord* s = shown(rs);
+  const RunStep* s = shown(rs);
   if (!s) return 0;
   const double end = wall_clock_ ? index_.end_wall : index_.end_virtual;
   if (pick_time_ >= 0) return std::min(pick_time_, end);

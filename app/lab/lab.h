@@ -41,13 +41,25 @@ struct StepIndex {
   std::vector<std::vector<std::uint32_t>> by_rank;  // span indices per rank, in time order
   std::vector<std::int32_t> by_op;                  // op id -> span index (-1: not yet)
   double end_virtual = 0, end_wall = 0;             // latest span end (s from the step's start)
-  void update(const StepRecord& s, int world, std::size_t ops);
+  void update(const RunStep& s, int world, std::size_t ops);
 };
 
 // The train flags given to `onegpu lab` as the run they name (defaults filled in as `onegpu
 // train` fills them). Throws trainer::Error with one line; the split itself is checked by
 // JobRunner::check.
 cli::TrainArgs lab_train_args(const std::vector<std::string>& flags);
+
+// What the last frame drew, for tests (and nothing else).
+struct LabDrawn {
+  int lanes = 0;
+  bool folded = false;
+  std::vector<std::pair<float, float>> lane_y;  // each lane's top and bottom, window pixels
+  float timeline_x0 = 0, timeline_x1 = 0;
+  bool bubble_shown = false;
+  double bubble = 0, textbook = 0;
+  glm::vec2 ranks_viewport{0};
+  std::vector<render::Rect> labels;  // the ranks view's words, viewport pixels (y up)
+};
 
 class Lab {
  public:
@@ -66,9 +78,11 @@ class Lab {
   void key(char k);
 
   // The step the views show (the latest unless the user picked one), and the playhead on it.
-  const StepRecord* shown(const RunState& rs) const;
+  const RunStep* shown(const RunState& rs) const;
   double playhead(const RunState& rs) const;
   bool wall_clock() const { return wall_clock_; }
+  const LabDrawn& drawn() const { return drawn_; }
+  const std::string& edit_error() const { return edit_error_; }
 
  private:
   // lab_panel.cpp
@@ -94,6 +108,7 @@ class Lab {
   double pick_time_ = -1;    // playhead set by a click on the ruler (-1: live)
   std::uint64_t seen_generation_ = 0;
   mutable StepIndex index_;
+  LabDrawn drawn_;
 };
 
 }  // namespace onegpu::app

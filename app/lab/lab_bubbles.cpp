@@ -17,12 +17,13 @@ ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({
 }  // namespace
 
 void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
+  drawn_.bubble_shown = false;
   ImGui::PushFont(fonts.small);
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "BUBBLES");
   ImGui::PopFont();
   const LiveRun* run = rs.run();
-  const StepRecord* shown_step = shown(rs);
-  const StepRecord* rec = shown_step && shown_step->complete ? shown_step : rs.last_complete();
+  const RunStep* shown_step = shown(rs);
+  const RunStep* rec = shown_step && shown_step->complete ? shown_step : rs.last_complete();
   if (!run || !rec) {
     ImGui::TextDisabled("after the first step");
     return;
@@ -35,6 +36,9 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
     return;
   }
   ImGui::Text("step %d: idle %.1f%%", rec->step + 1, 100.0 * rec->bubble);
+  drawn_.bubble_shown = true;
+  drawn_.bubble = rec->bubble;
+  drawn_.textbook = rec->textbook;
   ImGui::PushFont(fonts.small);
   ImGui::TextDisabled("measured: mean over stages of the time a GPU had no compute");
   ImGui::Text("textbook %.1f%%", 100.0 * rec->textbook);

@@ -181,7 +181,7 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
   (void)s;
   heading("STATUS", fonts);
   const char* mode = st.building ? "building" : st.mode == RunMode::Free ? "running" : st.mode == RunMode::Paced ? "running slowly" : "paused";
-  const StepRecord* last = rs.last_complete();
+  const RunStep* last = rs.last_complete();
   ImGui::Text("%s · step %d%s", mode, st.steps_done, st.in_step ? " (part done)" : "");
   if (last) {
     ImGui::Text("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
@@ -219,7 +219,7 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
     ImGui::TextDisabled("\"Step one op\" begins step %d with its first op.", st.steps_done + 1);
   }
   // The op that ran last (by hand: the one just run).
-  const StepRecord* cur = rs.latest();
+  const RunStep* cur = rs.latest();
   if (cur && !cur->ops.empty()) {
     const OpSpan& o = cur->ops.back();
     const trainer::Plan& p = run->plan_of(cur->step);
@@ -237,10 +237,10 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
 
   // One rank, layer by layer: what each piece produced.
   if (!run->by_layer || !cur) return;
-  const StepRecord* src = cur;
+  const RunStep* src = cur;
   std::vector<const ProbeValue*> guesses, context, grads, moves;
   const ProbeValue* target = nullptr;
-  auto collect = [&](const StepRecord* r) {
+  auto collect = [&](const RunStep* r) {
     guesses.clear();
     context.clear();
     grads.clear();
@@ -289,7 +289,7 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
       ImGui::Text("layer %d  %.4f", g->layer + 1, g->value);
     }
   }
-  const StepRecord* done = rs.last_complete();
+  const RunStep* done = rs.last_complete();
   if (done) {
     moves.clear();
     for (const ProbeValue& p : done->probes)

@@ -34,14 +34,22 @@ std::string mb(double bytes) {
 }  // namespace
 
 void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
+  drawn_.labels.clear();
+  drawn_.ranks_viewport = vp;
+  // Every word goes through here, so a test can check none overlaps another or leaves the view.
+  auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
+    const float w = c.text(str, at, size, colour, a);
+    const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
+    drawn_.labels.push_back({{x, at.y - size * 0.22f}, {x + w, at.y + size * 0.75f}});
+  };
   const LiveRun* run = rs.run();
   const float label = std::max(12.0f * s, std::min(vp.x, vp.y) * 0.022f);  // one size rule for the view's words
   if (!run) {
-    c.text("No run yet: choose a configuration and press Apply.", {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim,
+    say("No run yet: choose a configuration and press Apply.", {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim,
            Align::Center);
     return;
   }
-  const StepRecord* rec = shown(rs);
+  const RunStep* rec = shown(rs);
   const trainer::Plan& plan = run->plan_of(rec ? rec->step : 0);
   const trainer::Layout& L = plan.layout;
   const int pp = plan.config.pp, dp = plan.config.dp, ep = plan.config.ep, world = run->world();
@@ -67,7 +75,7 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
                 pp > 1 ? "s" : "", dp, dp > 1 ? "ies" : "y",
                 ep > 1 ? (", experts split over groups of " + std::to_string(ep)).c_str() : "");
   c.set_layer(3);
-  c.text(title, {label * 0.8f, vp.y - label * 1.4f}, label * 1.1f, text, Align::Left);
+  say(title, {label * 0.8f, vp.y - label * 1.4f}, label * 1.1f, text, Align::Left);
 
   // Memory: the last finished step's bytes per rank; activations follow the playhead.
   const std::vector<RankMemory>& mem = rs.resident();
@@ -159,20 +167,20 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       c.ring(box.center(), sz.x * 0.5f, 2.0f * s, kAllToAll);
     if (cards) {
       c.set_layer(3);
-      c.text("GPU " + std::to_string(r + 1), {box.min.x + sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label, text, Align::Left);
+      say("GPU " + std::to_string(r + 1), {box.min.x + sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label, text, Align::Left);
       if ((std::size_t)r < mem.size()) {
         const RankMemory& m = mem[(std::size_t)r];
-        c.text(mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r])),
+        say(mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r])),
                {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
       }
       if (ep > 1) {
         const int e0 = L.first_expert(r);
-        c.text("experts " + std::to_string(e0 + 1) + "\u2013" + std::to_string(e0 + L.expert_count()),
+        say("experts " + std::to_string(e0 + 1) + "\u2013" + std::to_string(e0 + L.expert_count()),
                {box.center().x + sz.x * 0.13f, box.min.y + sz.y * 0.06f}, label * 0.8f, text_dim, Align::Center);
       }
     } else if (cell >= 44.0f * s && dp <= 16) {
       c.set_layer(3);
-      c.text(std::to_string(r + 1), {box.center().x + sz.x * 0.13f, box.min.y + sz.y * 0.3f}, label * 0.85f, text, Align::Center);
+      say(std::to_string(r + 1), {box.center().x + sz.x * 0.13f, box.min.y + sz.y * 0.3f}, label * 0.85f, text, Align::Center);
     }
   }
 
@@ -180,14 +188,14 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   c.set_layer(3);
   for (int st = 0; st < pp; ++st) {
     const float cy = gy + cell * ((float)st + 0.5f);
-    c.text("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
+    say("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
     int l0 = 1 << 30, l1 = -1;
     for (int ch : L.chunks_of_stage(st)) {
       l0 = std::min(l0, L.first_layer(ch));
       l1 = std::max(l1, L.end_layer(ch));
     }
     if (l1 > l0 && label * 2.4f < cell)
-      c.text("layers " + std::to_string(l0 + 1) + "\u2013" + std::to_string(l1), {label * 0.8f, cy - label * 1.05f},
+      say("layers " + std::to_string(l0 + 1) + "\u2013" + std::to_string(l1), {label * 0.8f, cy - label * 1.05f},
              label * 0.8f, text_dim, Align::Left);
     if (ep > 1 && dp / ep <= 16 && chips) {
       for (int g = 0; g < dp / ep; ++g) {
@@ -227,7 +235,7 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
 
   // Scale note: every wall is measured, on one scale.
   c.set_layer(3);
-  c.text("walls: measured bytes per GPU, full height " + mb(most) + "   ·   lavender weights + gradients · sand optimizer · amber activations",
+  say("walls: measured bytes per GPU, full height " + mb(most) + "   ·   lavender weights + gradients · sand optimizer · amber activations",
          {label * 0.8f, label * 0.5f}, label * 0.8f, text_faint, Align::Left);
 }
 

@@ -71,7 +71,7 @@ void legend(ImDrawList* dl, float s) {
 
 void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
-  const StepRecord* rec = shown(rs);
+  const RunStep* rec = shown(rs);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImGui::PushFont(fonts.small);
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "TIMELINE");
@@ -115,6 +115,12 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   const float x0 = p0.x + label_w, x1 = p0.x + avail.x - 4.0f * s;
   const float y0 = p0.y + ruler_h, y1 = p0.y + avail.y - 2.0f * s;
   const float lane_h = (y1 - y0) / (float)lanes;
+  drawn_.lanes = lanes;
+  drawn_.folded = folded;
+  drawn_.timeline_x0 = x0;
+  drawn_.timeline_x1 = x1;
+  drawn_.lane_y.clear();
+  for (int l = 0; l < lanes; ++l) drawn_.lane_y.push_back({y0 + lane_h * (float)l, y0 + lane_h * (float)(l + 1)});
   const double end = std::max(1e-9, wall_clock_ ? index_.end_wall : index_.end_virtual);
   if (follow_) {
     view0_ = 0;
@@ -242,33 +248,40 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   } else {
     // Folded: per stage, the share of its ranks computing in each pixel column.
     const int cols = std::max(1, (int)(x1 - x0));
-    std::vector<float> fwd((std::size_t)cols), bwd((std::size_t)cols);
+    std::vector<float> fwd((std::size_t)cols), bwd((std::size_t)cols), comm((std::size_t)cols);
     for (int st = 0; st < pp; ++st) {
       std::fill(fwd.begin(), fwd.end(), 0.f);
       std::fill(bwd.begin(), bwd.end(), 0.f);
+      std::fill(comm.begin(), comm.end(), 0.f);
       int members = 0;
       for (int r = 0; r < world; ++r) {
         if (plan.layout.coord(r).stage != st) continue;
         ++members;
         for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
           const OpSpan& o = rec->ops[i];
-          if (!is_compute(o.kind)) continue;
           const double b = begin_of(o), e = end_of(o);
           if (e < view0_ || b > view1_) continue;
           const float xa = X(b) - x0, xb = X(e) - x0;
-          auto& acc = o.kind == EventKind::Forward ? fwd : bwd;
+          auto& acc = !is_compute(o.kind) ? comm : o.kind == EventKind::Forward ? fwd : bwd;
           for (int c = std::max(0, (int)xa); c <= std::min(cols - 1, (int)xb); ++c)
             acc[(std::size_t)c] += std::min<float>(xb, (float)c + 1) - std::max<float>(xa, (float)c);
         }
       }
       if (members == 0) continue;
+      // Compute from the floor up, communication above it (dimmer): the rest is idle.
       const float yb = lane_y(st) + lane_h - pad, full = lane_h - 2 * pad;
       for (int c = 0; c < cols; ++c) {
         const float f = fwd[(std::size_t)c] / members, b = bwd[(std::size_t)c] / members;
-        if (f + b <= 0.002f) continue;
-        const float h = std::min(1.0f, f + b) * full;
-        dl->AddRectFilled({x0 + c, yb - h}, {x0 + c + 1, yb}, col(f >= b ? kind_colour(EventKind::Forward) : kind_colour(EventKind::Backward)));
-        ++rects;
+        const float k = std::min(1.0f, f + b), m = std::min(1.0f - k, comm[(std::size_t)c] / members);
+        if (k > 0.002f) {
+          dl->AddRectFilled({x0 + c, yb - k * full}, {x0 + c + 1, yb},
+                            col(f >= b ? kind_colour(EventKind::Forward) : kind_colour(EventKind::Backward)));
+          ++rects;
+        }
+        if (m > 0.002f) {
+          dl->AddRectFilled({x0 + c, yb - (k + m) * full}, {x0 + c + 1, yb - k * full}, col(kind_colour(EventKind::AllToAll), 0.45f));
+          ++rects;
+        }
       }
     }
   }
@@ -313,7 +326,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
           if (is_compute(o.kind) && begin_of(o) <= t && t <= end_of(o)) { ++busy; break; }
         }
       }
-      ImGui::SetTooltip("stage %d at %s: %d of %d GPUs computing", lane + 1, fmt_time(t).c_str(), busy, members);
+      ImGui::SetTooltip("stage %d at %s: %d of %d GPUs computing\n(lanes are folded by stage past 64 GPUs: amber/pink computing, teal communicating, dark idle)",
+                        lane + 1, fmt_time(t).c_str(), busy, members);
     }
   }
   (void)rects;

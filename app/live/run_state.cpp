@@ -38,34 +38,34 @@ std::uint64_t RunState::dropped() const {
   return n;
 }
 
-const StepRecord* RunState::last_complete() const {
+const RunStep* RunState::last_complete() const {
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it)
     if (it->complete) return &*it;
   return nullptr;
 }
 
-const StepRecord* RunState::find(int step) const {
+const RunStep* RunState::find(int step) const {
   for (const auto& s : steps_)
     if (s.step == step) return &s;
   return nullptr;
 }
 
-StepRecord& RunState::record(int step) {
+RunStep& RunState::record(int step) {
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it)
     if (it->step == step) return *it;
-  StepRecord r;
+  RunStep r;
   r.step = step;
   if (run_) {
     r.router.assign((std::size_t)run_->model.n_layers * run_->model.n_experts, 0);
     r.ops.reserve(run_->plan_of(step).ops.size());
   }
-  auto pos = std::find_if(steps_.begin(), steps_.end(), [&](const StepRecord& s) { return s.step > step; });
+  auto pos = std::find_if(steps_.begin(), steps_.end(), [&](const RunStep& s) { return s.step > step; });
   steps_.insert(pos, std::move(r));
   trim();
   for (auto& s : steps_)
     if (s.step == step) return s;
   // A late event of a step already let go: it lands in a scratch record nobody draws.
-  scratch_ = StepRecord{};
+  scratch_ = RunStep{};
   return scratch_;
 }
 
@@ -90,7 +90,7 @@ void RunState::consume(const Event& e) {
     resident_[(std::size_t)e.rank].peak[e.detail] = (std::int64_t)e.value;
     if (e.step < 0) return;  // the run's memory before its first step
   }
-  StepRecord& s = record(e.step);
+  RunStep& s = record(e.step);
   switch (e.kind) {
     case EventKind::Forward:
     case EventKind::Backward:
@@ -153,7 +153,7 @@ void RunState::consume(const Event& e) {
   }
 }
 
-trainer::Timeline RunState::timeline(const StepRecord& s) const {
+trainer::Timeline RunState::timeline(const RunStep& s) const {
   trainer::Timeline tl;
   if (!run_) return tl;
   const trainer::Plan& plan = run_->plan_of(s.step);
@@ -171,7 +171,7 @@ trainer::Timeline RunState::timeline(const StepRecord& s) const {
   return tl;
 }
 
-void RunState::close(StepRecord& s) {
+void RunState::close(RunStep& s) {
   s.complete = true;
   if (run_) {
     const trainer::Plan& plan = run_->plan_of(s.step);

@@ -54,7 +54,7 @@ struct ProbeValue {
   double value = 0;
 };
 
-struct StepRecord {
+struct RunStep {
   int step = 0;
   bool complete = false;
   bool by_hand = false;
@@ -99,10 +99,10 @@ class RunState {
   // One event (drain() calls it; a recorded run is replayed through it).
   void consume(const trainer::Event& e);
 
-  const std::deque<StepRecord>& steps() const { return steps_; }  // oldest first
-  const StepRecord* latest() const { return steps_.empty() ? nullptr : &steps_.back(); }
-  const StepRecord* last_complete() const;
-  const StepRecord* find(int step) const;
+  const std::deque<RunStep>& steps() const { return steps_; }  // oldest first
+  const RunStep* latest() const { return steps_.empty() ? nullptr : &steps_.back(); }
+  const RunStep* last_complete() const;
+  const RunStep* find(int step) const;
   const std::deque<StepLine>& history() const { return history_; }
   // Each rank's memory as last reported (at build time, then at every step's end).
   const std::vector<RankMemory>& resident() const { return resident_; }
@@ -114,16 +114,16 @@ class RunState {
   std::uint64_t events_seen() const { return seen_; }
 
   // A step's spans as the engine's Timeline (by op id; ops with no span keep zeros).
-  trainer::Timeline timeline(const StepRecord& s) const;
+  trainer::Timeline timeline(const RunStep& s) const;
 
  private:
-  StepRecord& record(int step);
-  void close(StepRecord& s);
+  RunStep& record(int step);
+  void close(RunStep& s);
   void trim();
 
   std::shared_ptr<const LiveRun> run_;
-  std::deque<StepRecord> steps_;
-  StepRecord scratch_;
+  std::deque<RunStep> steps_;
+  RunStep scratch_;
   std::deque<StepLine> history_;
   std::vector<RankMemory> resident_;
   std::vector<std::uint64_t> dropped_, marked_;

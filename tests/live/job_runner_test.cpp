@@ -76,14 +76,14 @@ TEST(JobRunner, OneOpPerPressInTheEnginesOrder) {
     w.jr.step_op();
     w.settle();
     ++presses;
-    const StepRecord& s = *w.rs.find(0);
+    const RunStep& s = *w.rs.find(0);
     if (!w.jr.status().in_step) break;
     EXPECT_EQ(w.jr.status().ops_done, st.ops_done + 1) << "exactly one task per press";
     // The op the status named is the one that ran (a collective: all its members).
     ASSERT_GT(s.ops.size(), spans_before);
     EXPECT_EQ(s.ops[spans_before].id, (std::uint32_t)st.next_op) << trainer::describe(plan.op((std::uint32_t)st.next_op));
   }
-  const StepRecord* s = w.rs.find(0);
+  const RunStep* s = w.rs.find(0);
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(s->complete);
   EXPECT_TRUE(s->by_hand);
@@ -113,8 +113,8 @@ TEST(JobRunner, StepsByHandAreBitwiseTheFreeSteps) {
   free.settle();
   ASSERT_GE(free.jr.status().steps_done, 2);
   for (int step = 0; step < 2; ++step) {
-    const StepRecord* a = hand.rs.find(step);
-    const StepRecord* b = free.rs.find(step);
+    const RunStep* a = hand.rs.find(step);
+    const RunStep* b = free.rs.find(step);
     ASSERT_TRUE(a && b && a->complete && b->complete);
     EXPECT_TRUE(a->by_hand);
     EXPECT_FALSE(b->by_hand);
@@ -133,7 +133,7 @@ TEST(JobRunner, StepRecordsCarryMemoryRouterAndTraffic) {
   w.settle();
   w.jr.step_whole();
   w.settle();
-  const StepRecord* s = w.rs.last_complete();
+  const RunStep* s = w.rs.last_complete();
   ASSERT_NE(s, nullptr);
   ASSERT_EQ(s->memory.size(), 2u);
   for (const RankMemory& m : s->memory) {

@@ -81,7 +81,7 @@ TEST_P(RunStateSplits, EventsMatchThePlanAndTheEnginesTimeline) {
     end.step = step;
     end.value = r.loss;
     rs.consume(end);
-    const StepRecord* s = rs.find(step);
+    const RunStep* s = rs.find(step);
     ASSERT_NE(s, nullptr);
     ASSERT_TRUE(s->complete);
     const trainer::Plan& plan = t.plan();

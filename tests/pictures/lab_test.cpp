@@ -1,0 +1,104 @@
+// The Lab rendered headless as `onegpu --headless --lab ...` renders it: one rank stepped by
+// hand, a pp2 x dp2 x ep2 run after two steps, and the 512-rank step. Each picture has as many
+// lanes (or folded stages) as its run has, forward and backward drawn in every lane, the bubble
+// read-out beside the schedule's textbook figure, and no word of the ranks view over another.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "app/headless.h"
+#include "pixels.h"
+#include "render/framebuffer.h"
+
+namespace onegpu::app {
+namespace {
+
+HeadlessImage lab_shot(const char* name, std::vector<std::string> flags, int steps, int ops) {
+  Options o;
+  o.headless = true;
+  o.lab = true;
+  o.lab_args = std::move(flags);
+  o.lab_steps = steps;
+  o.lab_ops = ops;
+  o.width = 1600;
+  o.height = 900;
+  HeadlessImage img = render_headless_lab(o);
+  std::filesystem::create_directories(ONEGPU_TEST_OUT);
+  render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_" + name + ".png", img.width, img.height, img.rgba);
+  return img;
+}
+
+// Pixels of a lane's band (window pixels, rows top to bottom) that match.
+int count_in_lane(const HeadlessImage& img, int lane, bool (*keep)(Rgb)) {
+  Image im{img.width, img.height, &img.rgba};
+  const auto [ya, yb] = img.lab.lane_y[(std::size_t)lane];
+  int n = 0;
+  for (int y = (int)ya + 1; y < (int)yb - 1; ++y)
+    for (int x = (int)img.lab.timeline_x0; x < (int)img.lab.timeline_x1; ++x) n += keep(im.at(x, y));
+  return n;
+}
+
+bool teal(Rgb c) { return c.g > 90 && c.b > 80 && c.r < c.g - 20; }
+
+void words_apart(const LabDrawn& d) {
+  ASSERT_FALSE(d.labels.empty());
+  for (std::size_t i = 0; i < d.labels.size(); ++i) {
+    const render::Rect& a = d.labels[i];
+    EXPECT_GE(a.min.x, -0.5f) << "word " << i << " leaves the view on the left";
+    EXPECT_LE(a.max.x, d.ranks_viewport.x + 0.5f) << "word " << i << " leaves the view on the right";
+    EXPECT_GE(a.min.y, -0.5f);
+    EXPECT_LE(a.max.y, d.ranks_viewport.y + 0.5f);
+    for (std::size_t j = i + 1; j < d.labels.size(); ++j) {
+      const render::Rect& b = d.labels[j];
+      const bool apart = a.max.x <= b.min.x || b.max.x <= a.min.x || a.max.y <= b.min.y || b.max.y <= a.min.y;
+      EXPECT_TRUE(apart) << "words " << i << " and " << j << " overlap";
+    }
+  }
+}
+
+TEST(LabPictures, OneRankStepByHand) {
+  // Seven ops by hand: the four layers' forwards (the last with the head and loss) and three
+  // layers' backwards.
+  const HeadlessImage img = lab_shot("one_rank_ops7", {"--seq", "16"}, 0, 7);
+  ASSERT_EQ(img.lab.lanes, 1);
+  EXPECT_FALSE(img.lab.folded);
+  EXPECT_GT(count_in_lane(img, 0, fills::amber), 1000) << "the forwards";
+  EXPECT_GT(count_in_lane(img, 0, fills::pink), 1000) << "the backwards so far";
+  EXPECT_FALSE(img.lab.bubble_shown) << "no step is finished yet";
+  words_apart(img.lab);
+}
+
+TEST(LabPictures, Pp2Dp2Ep2AfterTwoSteps) {
+  const HeadlessImage img =
+      lab_shot("pp2_dp2_ep2", {"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}, 2, 0);
+  ASSERT_EQ(img.lab.lanes, 4) << "one lane per GPU";
+  EXPECT_FALSE(img.lab.folded);
+  for (int l = 0; l < 4; ++l) {
+    EXPECT_GT(count_in_lane(img, l, fills::amber), 100) << "lane " << l;
+    EXPECT_GT(count_in_lane(img, l, fills::pink), 100) << "lane " << l;
+  }
+  ASSERT_TRUE(img.lab.bubble_shown);
+  EXPECT_DOUBLE_EQ(img.lab.textbook, 1.0 / 3.0);  // (p-1)/(m+p-1), p = m = 2
+  EXPECT_GT(img.lab.bubble, 0.0);
+  EXPECT_LT(img.lab.bubble, 1.0);
+  words_apart(img.lab);
+}
+
+TEST(LabPictures, FiveHundredTwelveRanksFoldByStage) {
+  const HeadlessImage img = lab_shot("512_ranks",
+                                     {"--model", "scale", "--dp", "64", "--ep", "8", "--pp", "8", "--schedule", "gpipe",
+                                      "--microbatches", "1", "--batch", "64", "--seq", "8"},
+                                     1, 0);
+  ASSERT_EQ(img.lab.lanes, 8) << "one folded lane per stage";
+  EXPECT_TRUE(img.lab.folded);
+  for (int l = 0; l < 8; ++l)
+    EXPECT_GT(count_in_lane(img, l, fills::amber) + count_in_lane(img, l, fills::pink) + count_in_lane(img, l, teal), 20)
+        << "stage " << l;
+  ASSERT_TRUE(img.lab.bubble_shown);
+  EXPECT_DOUBLE_EQ(img.lab.textbook, 7.0 / 8.0);
+  words_apart(img.lab);
+}
+
+}  // namespace
+}  // namespace onegpu::app
