@@ -67,7 +67,14 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, im(render::palette::forward));
   ImGui::PushFont(fonts.small);
-  ImGui::SetNextItemOpen(runner_.live() == nullptr, ImGuiCond_Appearing);
+  // Open while nothing runs; folded away when a run starts, so the controls and the by-hand
+  // read-outs are in view (a click opens it again).
+  const auto live = runner_.live();
+  const std::uint64_t gen = live ? live->generation : 0;
+  if (gen != config_generation_) {
+    ImGui::SetNextItemOpen(gen == 0, ImGuiCond_Always);
+    config_generation_ = gen;
+  }
   const bool open = ImGui::CollapsingHeader("CONFIGURATION");
   ImGui::PopFont();
   ImGui::PopStyleColor();
