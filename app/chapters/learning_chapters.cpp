@@ -71,7 +71,7 @@ std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int 
 }
 
 // Activations held after the last piece that ran, as a fraction of the toy GPU's memory.
-float activations_fill(const StepRecord& rec) {
+float activations_fill(const PieceRecord& rec) {
   if (rec.pieces.empty()) return 0.0f;
   auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
   return static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
@@ -222,7 +222,7 @@ void LearningChapter::draw_next_token(const SceneFrame& f, const LearningLayout&
 void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t));
+  const PieceRecord& rec = run.first_step(pieces_due(t));
   int ran = static_cast<int>(rec.pieces.size());
   Canvas& c = f.world;
   c.set_layer(1);
@@ -260,7 +260,7 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
 void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t));
+  const PieceRecord& rec = run.first_step(pieces_due(t));
   int ran = static_cast<int>(rec.pieces.size());
   Canvas& c = f.world;
   c.set_layer(1);
@@ -300,7 +300,7 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
 void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t));
+  const PieceRecord& rec = run.first_step(pieces_due(t));
   bool updated = static_cast<int>(rec.pieces.size()) >= kStepDone;
   Canvas& c = f.world;
   c.set_layer(1);
@@ -352,7 +352,7 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
 void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t), 2);
+  const PieceRecord& rec = run.first_step(pieces_due(t), 2);
   const int ran = static_cast<int>(rec.pieces.size());
   const int per = 2 * kLayers + 3;
   Canvas& c = f.world;

@@ -102,7 +102,7 @@ int StoryRun::first_step_pieces(int microbatches) {
   return runner_->pieces_per_step();
 }
 
-const StepRecord& StoryRun::first_step(int pieces, int microbatches) {
+const PieceRecord& StoryRun::first_step(int pieces, int microbatches) {
   if (!runner_ || runner_micro_ != microbatches || runner_->pieces_run() > pieces) rewind(microbatches);
   while (runner_->pieces_run() < pieces && !runner_->done()) {
     if (runner_->peek().kind == PieceKind::Update) record_.grads = layer_grad_norms(first_->model());

@@ -31,8 +31,9 @@ struct Tray {
   std::vector<std::string> tokens;    // each token's text, as the tokenizer split it
 };
 
-// What one step recorded, piece by piece.
-struct StepRecord {
+// What the first step recorded, piece by piece (not the run state's StepRecord: that is one step
+// of a parallel run, op by op).
+struct PieceRecord {
   std::vector<trainer::Piece> pieces;
   trainer::GradNorms grads;                    // after the last backward, before the update
   std::array<float, 16> weights_before{}, weights_after{};  // layer 2's sample
@@ -60,7 +61,7 @@ class StoryRun {
   // ---- the first step, piece by piece (UI thread) ----
   // Runs (or rewinds and reruns) the first step until `pieces` pieces have run, with the batch
   // split into `microbatches`. Returns what has run so far.
-  const StepRecord& first_step(int pieces, int microbatches = 1);
+  const PieceRecord& first_step(int pieces, int microbatches = 1);
   int first_step_pieces(int microbatches = 1);
   // The model's prediction after "Once upon a" as the first step's run stands now.
   Prediction predict_now(int k = 8);
@@ -104,7 +105,7 @@ class StoryRun {
   std::unique_ptr<trainer::Trainer> first_;
   std::unique_ptr<trainer::StepRunner> runner_;
   int runner_micro_ = 0;
-  StepRecord record_;
+  PieceRecord record_;
   std::map<int, std::vector<trainer::Piece>> warm_;
 
   void post_chunk();   // queues the next stretch of the long run

@@ -161,7 +161,7 @@ TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
   HeadlessImage img = scene_shot("gradients");
   Image im{img.width, img.height, &img.rgba};
   BoxParts b = box_parts(chip());
-  const StepRecord& rec = StoryRun::get().first_step(12);
+  const PieceRecord& rec = StoryRun::get().first_step(12);
   ASSERT_EQ(rec.grads.layers.size(), 4u);
   double mx = 0;
   for (double g : rec.grads.layers) mx = std::max(mx, g);
@@ -177,7 +177,7 @@ TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
 
 TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
   HeadlessImage img = scene_shot("step");
-  const StepRecord& rec = StoryRun::get().first_step(13);
+  const PieceRecord& rec = StoryRun::get().first_step(13);
   ASSERT_EQ(rec.pieces.back().kind, trainer::PieceKind::Update);
   int moved = 0;
   for (int i = 0; i < 16; ++i) moved += rec.weights_after[i] != rec.weights_before[i];
@@ -207,7 +207,7 @@ TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
 
 TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
   HeadlessImage img = scene_shot("microbatches");
-  const StepRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
+  const PieceRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
   int heads = 0, updates = 0;
   for (const auto& p : rec.pieces) {
     heads += p.kind == trainer::PieceKind::Head;
