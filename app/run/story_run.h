@@ -66,6 +66,9 @@ class StoryRun {
   // The model's prediction after "Once upon a" as the first step's run stands now.
   Prediction predict_now(int k = 8);
   trainer::Trainer& first_trainer() { return *first_; }
+  // A fresh model as the first step starts from, of the caller's own (any thread: it reads only
+  // what never changes after construction).
+  std::unique_ptr<trainer::Trainer> fresh_model() const { return fresh(1, 1000, false); }
 
   // Per-piece times of a step on the four texts split into `microbatches`, measured on the
   // third step of a fresh run so that first-touch allocation does not count. Cached.

@@ -383,6 +383,8 @@ TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
   EXPECT_TRUE(copy.second_empty_before);  // GPU 2 really started empty
   EXPECT_TRUE(copy.equal_after);          // and the broadcasts made it an exact copy
   ASSERT_GE(copy.layers.size(), 4u);
+  // The chapter's length comes from the plan alone (it must not wait for the copy's job).
+  EXPECT_EQ(static_cast<int>(copy.layers.size()), story_model_copy_broadcasts());
   std::set<int> layers(copy.layers.begin(), copy.layers.end());
   for (int l = 0; l < 4; ++l) EXPECT_TRUE(layers.count(l)) << "layer " << l + 1 << " never copied";
   EXPECT_GT(copy.bytes, 0);
