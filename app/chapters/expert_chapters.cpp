@@ -21,7 +21,7 @@ constexpr int kExperts = 16;
 
 RouterPick InsideLayerChapter::pick() {
   StoryRun& run = StoryRun::get();
-  run.first_step(0);  // the fresh model: a new run starts untrained
+  const std::unique_ptr<trainer::Trainer> fresh = run.fresh_model();  // a new run starts untrained
   // The story's characters: the first whose name is a single token, after a prompt that ends
   // with it, so the token routed is a whole word.
   std::string prompt = "Once upon a time, there lived a clever fox";
@@ -32,7 +32,7 @@ RouterPick InsideLayerChapter::pick() {
     }
   }
   auto tokens = run.tokenizer().encode(prompt);
-  auto choices = trainer::router_choices(run.first_trainer().model(), tokens, 0);
+  auto choices = trainer::router_choices(fresh->model(), tokens, 0);
   RouterPick p;
   const auto& last = choices.back();
   p.token = run.tokenizer().token_text(last.token);

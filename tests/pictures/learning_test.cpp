@@ -129,10 +129,11 @@ TEST(Chapters, GuessDrawsTheProbesProbabilities) {
   HeadlessImage img = scene_shot("guess");
   StoryRun& run = StoryRun::get();
   // The picture ran the forward pieces, no more.
-  EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // rewinds: a fresh run from here on
-  Prediction p = run.predict_now(8);
-  // Same numbers from the trainer's probe directly.
-  auto probe = trainer::next_token_distribution(run.first_trainer().model(), run.tokenizer(), kPrompt, 8);
+  EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // the recording's start: nothing run
+  const Prediction& p = run.first_step_recorded().prediction(run.first_step_pieces() - 1);  // before the update
+  // Same numbers from the trainer's probe directly, on a fresh model.
+  const auto fresh = run.fresh_model();
+  auto probe = trainer::next_token_distribution(fresh->model(), run.tokenizer(), kPrompt, 8);
   ASSERT_EQ(probe.size(), p.top.size());
   for (std::size_t i = 0; i < probe.size(); ++i) EXPECT_DOUBLE_EQ(probe[i].prob, p.top[i].prob);
   // The "other" bar, the longest, is drawn at its probability's length.
@@ -438,12 +439,12 @@ TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
   }
   // Recount layer 1 for GPU 1 straight from the probe.
   StoryRun& run = StoryRun::get();
-  run.first_step(0);
+  const auto fresh = run.fresh_model();
   const auto& b = run.tray_batch();
   int away = 0;
   for (int text = 0; text < 2; ++text) {
     std::vector<std::int32_t> ids(b.inputs.begin() + text * b.S, b.inputs.begin() + (text + 1) * b.S);
-    for (const auto& c : trainer::router_choices(run.first_trainer().model(), ids, 0))
+    for (const auto& c : trainer::router_choices(fresh->model(), ids, 0))
       for (auto e : c.experts) away += e >= 8;
   }
   EXPECT_EQ(away, tr.crossing[0][0]);
