@@ -41,6 +41,19 @@ RouterPick InsideLayerChapter::pick() {
   return p;
 }
 
+namespace {
+PostedValue<RouterPick>& posted_pick() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<RouterPick> v;
+  if (!v.posted()) v.post("the router's choice on the fresh model", [] { return InsideLayerChapter::pick(); });
+  return v;
+}
+}  // namespace
+
+const RouterPick* InsideLayerChapter::pick_ready() { return posted_pick().ready(); }
+std::string InsideLayerChapter::pick_activity() { return posted_activity(posted_pick()); }
+void InsideLayerChapter::prepare(float) { posted_pick().wait(); }
+
 Rect InsideLayerChapter::panel(float open) const {
   BoxParts b = box_parts(layout_.chip_rect(0));
   Rect slab = b.slab(0, 4);
@@ -87,8 +100,12 @@ void InsideLayerChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.text("router", {router.center().x, router.center().y - txt * 0.35f}, txt, with_alpha(palette::text, inside),
          Align::Center);
   // Sixteen experts, two rows of eight (experts 1-8 on the lower row).
-  if (!pick_) pick_ = pick();
-  const RouterPick& pk = *pick_;
+  const RouterPick* pk_ready = pick_ready();  // a job: the fresh model's choice, worked out once
+  if (!pk_ready) {
+    draw_measuring(c, box_parts(layout_.chip_rect(0)).chip, pick_activity());
+    return;
+  }
+  const RouterPick& pk = *pk_ready;
   const float lit_at = 3.6f;
   std::vector<Rect> boxes;
   for (int e = 0; e < kExperts; ++e) {
