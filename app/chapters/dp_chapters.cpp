@@ -20,8 +20,18 @@ namespace onegpu::app {
 using namespace render;
 
 float CopyChapter::duration() const {
-  return kFirstCopy + kCopyEvery * static_cast<float>(story_model_copy().layers.size()) + 1.4f;
+  // From the plan (nothing runs): the length must not wait for the copy's job.
+  return kFirstCopy + kCopyEvery * static_cast<float>(story_model_copy_broadcasts()) + 1.4f;
 }
+
+// The three data-parallel runs are jobs (app/run/posted.h); the copy's first, then the next
+// chapters' runs behind it, so they are ready by the time those chapters open.
+void CopyChapter::prepare(float) { story_model_copy(); }
+std::string CopyChapter::activity() const { return story_model_copy_activity(); }
+void DifferentTextChapter::prepare(float) { story_drift(); }
+std::string DifferentTextChapter::activity() const { return story_drift_activity(); }
+void SyncChapter::prepare(float) { story_dp_step(); }
+std::string SyncChapter::activity() const { return story_dp_step_activity(); }
 
 Camera CopyChapter::camera(glm::vec2 viewport, float t) const {
   Camera both = two_gpu_camera(layout_, viewport, 0.35f, 0.22f);
@@ -33,8 +43,17 @@ void CopyChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
   draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
   Canvas& c = f.world;
-  const CopyFacts& copy = story_model_copy();
+  const CopyFacts* copy_ready = story_model_copy_ready();
+  story_drift_ready();  // queued behind the copy, for the chapters after
+  story_dp_step_ready();
   BoxParts g1 = box_parts(layout_.chip_rect(0)), g2 = box_parts(layout_.chip_rect(1));
+  if (!copy_ready) {  // the copy is being made: GPU 1 alone, and a line saying so
+    c.set_layer(1);
+    draw_box(c, g1, loaded_box(4), wpp);
+    draw_measuring(c, g1.chip, story_model_copy_activity());
+    return;
+  }
+  const CopyFacts& copy = *copy_ready;
   const float s = g1.s;
   // How many layers have arrived on GPU 2, and where the one in flight is.
   const int n = static_cast<int>(copy.layers.size());
@@ -125,9 +144,17 @@ void DifferentTextChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
   draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
   Canvas& c = f.world;
-  const DriftFacts& drift = story_drift();
+  const DriftFacts* drift_ready = story_drift_ready();
+  story_dp_step_ready();  // the next chapter's run, queued behind this one
   StoryRun& run = StoryRun::get();
   BoxParts g[2] = {box_parts(layout_.chip_rect(0)), box_parts(layout_.chip_rect(1))};
+  if (!drift_ready) {  // the two lone copies are still training: both GPUs, and a line saying so
+    c.set_layer(1);
+    for (const BoxParts& b : g) draw_box(c, b, loaded_box(4), wpp);
+    draw_measuring(c, g[0].chip, story_drift_activity());
+    return;
+  }
+  const DriftFacts& drift = *drift_ready;
   const float s = g[0].s;
   // The "what if" interlude: the copies update alone and stop being the same model.
   float what_if = phase(t, 2.4f, 0.5f, Ease::Smooth) * (1.0f - phase(t, 5.0f, 0.6f, Ease::Smooth));
@@ -206,8 +233,15 @@ void SyncChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
   draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
   Canvas& c = f.world;
-  const DpStepFacts& dp = story_dp_step();
+  const DpStepFacts* dp_ready = story_dp_step_ready();
   BoxParts g1 = box_parts(layout_.chip_rect(0)), g2 = box_parts(layout_.chip_rect(1));
+  if (!dp_ready) {  // the step is being measured: both GPUs, and a line saying so
+    c.set_layer(1);
+    for (const BoxParts* b : {&g1, &g2}) draw_box(c, *b, loaded_box(4), wpp);
+    draw_measuring(c, g1.chip, story_dp_step_activity());
+    return;
+  }
+  const DpStepFacts& dp = *dp_ready;
   const float s = g1.s;
   const float gap_x = (g1.chip.max.x + g2.chip.min.x) * 0.5f;
   for (const BoxParts* b : {&g1, &g2}) {

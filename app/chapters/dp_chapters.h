@@ -15,6 +15,8 @@ class CopyChapter : public Chapter {
   float duration() const override;
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float t) override;  // waits for the chapter's run (headless, tests)
+  std::string activity() const override;
 
  private:
   FieldLayout layout_{512};
@@ -28,6 +30,8 @@ class DifferentTextChapter : public Chapter {
   float duration() const override { return 6.2f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float t) override;  // waits for the chapter's run (headless, tests)
+  std::string activity() const override;
   render::Rect tray(int gpu, int i) const;  // the two trays under each GPU
   render::Rect tick(int gpu, int layer) const;  // where a layer's gradient tick stands
 
@@ -40,6 +44,8 @@ class SyncChapter : public Chapter {
   float duration() const override { return 5.0f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float t) override;  // waits for the chapter's run (headless, tests)
+  std::string activity() const override;
   render::Rect time_bar(int which) const;  // 0: one GPU, 1: two GPUs
 
  private:

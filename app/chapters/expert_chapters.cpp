@@ -21,7 +21,7 @@ constexpr int kExperts = 16;
 
 RouterPick InsideLayerChapter::pick() {
   StoryRun& run = StoryRun::get();
-  run.first_step(0);  // the fresh model: a new run starts untrained
+  const std::unique_ptr<trainer::Trainer> fresh = run.fresh_model();  // a new run starts untrained
   // The story's characters: the first whose name is a single token, after a prompt that ends
   // with it, so the token routed is a whole word.
   std::string prompt = "Once upon a time, there lived a clever fox";
@@ -32,7 +32,7 @@ RouterPick InsideLayerChapter::pick() {
     }
   }
   auto tokens = run.tokenizer().encode(prompt);
-  auto choices = trainer::router_choices(run.first_trainer().model(), tokens, 0);
+  auto choices = trainer::router_choices(fresh->model(), tokens, 0);
   RouterPick p;
   const auto& last = choices.back();
   p.token = run.tokenizer().token_text(last.token);
@@ -40,6 +40,19 @@ RouterPick InsideLayerChapter::pick() {
   p.gates = last.gates;
   return p;
 }
+
+namespace {
+PostedValue<RouterPick>& posted_pick() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<RouterPick> v;
+  if (!v.posted()) v.post("the router's choice on the fresh model", [] { return InsideLayerChapter::pick(); });
+  return v;
+}
+}  // namespace
+
+const RouterPick* InsideLayerChapter::pick_ready() { return posted_pick().ready(); }
+std::string InsideLayerChapter::pick_activity() { return posted_activity(posted_pick()); }
+void InsideLayerChapter::prepare(float) { posted_pick().wait(); }
 
 Rect InsideLayerChapter::panel(float open) const {
   BoxParts b = box_parts(layout_.chip_rect(0));
@@ -87,8 +100,12 @@ void InsideLayerChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.text("router", {router.center().x, router.center().y - txt * 0.35f}, txt, with_alpha(palette::text, inside),
          Align::Center);
   // Sixteen experts, two rows of eight (experts 1-8 on the lower row).
-  if (!pick_) pick_ = pick();
-  const RouterPick& pk = *pick_;
+  const RouterPick* pk_ready = pick_ready();  // a job: the fresh model's choice, worked out once
+  if (!pk_ready) {
+    draw_measuring(c, box_parts(layout_.chip_rect(0)).chip, pick_activity());
+    return;
+  }
+  const RouterPick& pk = *pk_ready;
   const float lit_at = 3.6f;
   std::vector<Rect> boxes;
   for (int e = 0; e < kExperts; ++e) {

@@ -24,14 +24,16 @@ class InsideLayerChapter : public Chapter {
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   // The router's real choice in layer 1 for the last token of the prompt, on the fresh model.
   static RouterPick pick();
+  // The same, worked out once by a job on the app's job runner: null until then (draw()).
+  static const RouterPick* pick_ready();
+  static std::string pick_activity();
+  void prepare(float t) override;  // waits for the pick (headless, tests)
+  std::string activity() const override { return pick_activity(); }
   static constexpr const char* kPromptText = "Once upon a time, there lived a clever fox";
   render::Rect panel(float open) const;  // the opened layer, 0 closed .. 1 open
 
  private:
   FieldLayout layout_{512};
-  // The fresh model is deterministic, so its choice is worked out once, not every frame (each
-  // call rewinds the first step and runs the router).
-  std::optional<RouterPick> pick_;
 };
 
 }  // namespace onegpu::app

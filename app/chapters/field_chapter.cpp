@@ -155,4 +155,11 @@ void GpuChapter::draw(const SceneFrame& f, const Camera& cam) {
                 with_alpha(palette::text_dim, a), Align::Right);
 }
 
+void draw_measuring(render::Canvas& c, const render::Rect& chip, const std::string& what) {
+  const float s = chip.size().x;
+  c.set_layer(3);
+  c.text(what.empty() ? std::string("measuring…") : what + "…", {chip.center().x, chip.min.y - 0.1f * s}, 0.035f * s,
+         render::palette::forward, render::Align::Center);
+}
+
 }  // namespace onegpu::app

@@ -1,5 +1,6 @@
 #pragma once
 // Scenes 1 and 2: the field of 512 GPUs switching on around GPU 1, then the dive into GPU 1.
+#include <string>
 #include <vector>
 
 #include "app/chapters/chapter.h"
@@ -45,6 +46,10 @@ render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
 // The field behind opened GPUs: every other chip dimmed to `fade`, GPUs 1..hidden left out.
 void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden = 1,
                        std::vector<int> also_hidden = {});
+// While a chapter's recorded run is still being made by its job (app/run/posted.h): one line
+// under `chip` saying what runs ("measuring…" if `what` is empty). Headless renders never show
+// it: prepare() waits for the run first.
+void draw_measuring(render::Canvas& c, const render::Rect& chip, const std::string& what);
 
 class GpuChapter : public Chapter {
  public:

@@ -285,6 +285,9 @@ Rect OneOf512Chapter::expert_rect(int layer, int e) const {
   return {{x0 + e * w + 0.1f * w, y0}, {x0 + (e + 1) * w - 0.1f * w, y1}};
 }
 
+void OneOf512Chapter::prepare(float) { gpu_one_share_bytes(); }
+std::string OneOf512Chapter::activity() const { return gpu_one_share_bytes_activity(); }
+
 void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
   Canvas& c = f.world;
@@ -302,7 +305,9 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
 
   const FieldCell& cell = layout_.cell(0);
   const GpuShare share = field_plan().share_of_cell(cell);
-  static const ShareBytes bytes = share_bytes(share);
+  const ShareBytes* bytes_ready = gpu_one_share_bytes_ready();  // a job: empty walls until it is made
+  const ShareBytes bytes = bytes_ready ? *bytes_ready : ShareBytes{};
+  if (!bytes_ready && open > 0.0f) draw_measuring(c, box_parts(layout_.chip_rect(0)).chip, gpu_one_share_bytes_activity());
   const double cap = static_cast<double>(toy_capacity_bytes());
 
   BoxParts b = box_parts(layout_.chip_rect(0));

@@ -52,6 +52,8 @@ class OneOf512Chapter : public Chapter {
   float duration() const override { return 6.0f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float t) override;  // waits for GPU 1's share bytes (headless, tests)
+  std::string activity() const override;
   // Expert slot e (0..7) of GPU 1's layer slab `layer` (0..3).
   render::Rect expert_rect(int layer, int e) const;
 

@@ -71,7 +71,7 @@ std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int 
 }
 
 // Activations held after the last piece that ran, as a fraction of the toy GPU's memory.
-float activations_fill(const StepRecord& rec) {
+float activations_fill(const PieceRecord& rec) {
   if (rec.pieces.empty()) return 0.0f;
   auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
   return static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
@@ -146,6 +146,17 @@ void LearningChapter::on_action() {
 }
 
 void LearningChapter::prepare(float t) {
+  // What the picture at t draws from: the first step's recording, or the warm step's times.
+  switch (scene_) {
+    case LearningScene::Guess:
+    case LearningScene::Gradients:
+    case LearningScene::Step:
+    case LearningScene::Train: StoryRun::get().first_step_recorded(1); break;
+    case LearningScene::Microbatches: StoryRun::get().first_step_recorded(2); break;
+    case LearningScene::Slow:
+    case LearningScene::NewRun: StoryRun::get().warm_step_pieces(4); break;
+    default: break;
+  }
   if (scene_ == LearningScene::Train && t >= duration()) {
     StoryRun::get().start_training(1000);
     StoryRun::get().wait_for_training();
@@ -153,16 +164,31 @@ void LearningChapter::prepare(float t) {
 }
 
 std::string LearningChapter::activity() const {
-  if (scene_ != LearningScene::Train) return {};
   StoryRun& run = StoryRun::get();
+  if (std::string a = run.first_step_activity(); !a.empty()) return a;
+  if (scene_ != LearningScene::Train) return {};
   if (run.trained_steps() == 0 && !run.training_done()) return {};
   char b[96];
   std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
   return b;
 }
 
+// While the first step is being recorded (a job): the model's box and a line saying so.
+void LearningChapter::draw_recording(const SceneFrame& f, const LearningLayout& L, float wpp) {
+  Canvas& c = f.world;
+  c.set_layer(1);
+  draw_box(c, L.box, loaded_box(kLayers), wpp);
+  draw_measuring(c, L.box.chip, StoryRun::get().first_step_activity());
+}
+
 void LearningChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float wpp = cam.world_per_pixel();
+  // The learning chapters' recordings, queued once (in the order the chapters need them), so
+  // each is ready by the time its chapter opens.
+  StoryRun& run = StoryRun::get();
+  run.first_step_ready(1);
+  run.first_step_ready(2);
+  run.warm_step_pieces_ready(4);
   draw_field_behind(f.world, layout_, 0.07f, wpp);  // neighbours recede behind the chart
   LearningLayout L = learning_layout(layout_.chip_rect(0));
   switch (scene_) {
@@ -222,7 +248,9 @@ void LearningChapter::draw_next_token(const SceneFrame& f, const LearningLayout&
 void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t));
+  const FirstStep* fs = run.first_step_ready();
+  if (!fs) return draw_recording(f, L, wpp);
+  const PieceRecord& rec = fs->at(pieces_due(t));
   int ran = static_cast<int>(rec.pieces.size());
   Canvas& c = f.world;
   c.set_layer(1);
@@ -246,7 +274,7 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
   draw_step_counter(c, L.foot, 0, 1.0f, s);
   // The model's real probabilities after "Once upon a", once the loss piece has run.
   if (ran >= kForwardDone) {
-    Prediction p = run.predict_now(8);
+    const Prediction& p = fs->prediction(ran);
     float grow = phase(t, 4.1f, 0.8f, Ease::OutCubic);
     float err = phase(t, 5.0f, 0.6f, Ease::Smooth);
     draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), grow, 1.0f, err,
@@ -260,7 +288,9 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
 void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t));
+  const FirstStep* fs = run.first_step_ready();
+  if (!fs) return draw_recording(f, L, wpp);
+  const PieceRecord& rec = fs->at(pieces_due(t));
   int ran = static_cast<int>(rec.pieces.size());
   Canvas& c = f.world;
   c.set_layer(1);
@@ -288,7 +318,7 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   }
   draw_readout(c, L.foot, ran < kBackwardDone ? 2 : -1, 1.0f, s);
   draw_step_counter(c, L.foot, 0, 1.0f, s);
-  Prediction p = run.predict_now(8);
+  const Prediction& p = fs->prediction(ran);
   draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f, 1.0f,
              "error " + pct(p.loss_time), s, wpp);
   float note = phase(t, 4.4f, 0.6f, Ease::Smooth);
@@ -300,7 +330,9 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
 void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t));
+  const FirstStep* fs = run.first_step_ready();
+  if (!fs) return draw_recording(f, L, wpp);
+  const PieceRecord& rec = fs->at(pieces_due(t));
   bool updated = static_cast<int>(rec.pieces.size()) >= kStepDone;
   Canvas& c = f.world;
   c.set_layer(1);
@@ -343,7 +375,7 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
     std::vector<float> after = updated ? std::vector<float>(rec.weights_after.begin(), rec.weights_after.end()) : before;
     draw_loupe(c, loupe, before, after, phase(t, kUpdateAt, 1.0f, Ease::InOutCubic), 100.0f, open, s, wpp);
   }
-  Prediction p = run.predict_now(8);
+  const Prediction& p = fs->prediction(static_cast<int>(rec.pieces.size()));
   draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f,
              1.0f, "error " + pct(p.loss_time), s, wpp);
 }
@@ -352,7 +384,9 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
 void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const StepRecord& rec = run.first_step(pieces_due(t), 2);
+  const FirstStep* fs = run.first_step_ready(2);
+  if (!fs) return draw_recording(f, L, wpp);
+  const PieceRecord& rec = fs->at(pieces_due(t));
   const int ran = static_cast<int>(rec.pieces.size());
   const int per = 2 * kLayers + 3;
   Canvas& c = f.world;
@@ -417,7 +451,9 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   draw_readout(c, L.foot, running ? static_cast<int>(loop * 4.0f) : -1, 1.0f, s, true);
   draw_step_counter(c, L.foot, steps, 1.0f, s);
   // The latest predictions: at steps 0, 1, 10, 100 and 1,000, from the model being trained.
-  Prediction latest = ms.empty() ? run.predict_now(8) : ms.back();
+  // Before the long run: the fresh model's (the first step's recording, before its update).
+  const FirstStep* fs = ms.empty() ? run.first_step_ready() : nullptr;
+  Prediction latest = !ms.empty() ? ms.back() : fs ? fs->before : Prediction{};
   if (ms.empty()) latest.step = 0;
   std::string title = std::string(kPrompt);
   title += latest.top.empty() || latest.step < 1000 ? " ____" : visible(latest.top[0].text);
@@ -455,7 +491,13 @@ void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha,
   StoryRun& run = StoryRun::get();
   std::vector<double> per_text(4, 0.0);
   double update = 0.0;
-  for (const auto& p : run.warm_step_pieces(4)) {
+  const std::vector<trainer::Piece>* warm = run.warm_step_pieces_ready(4);
+  if (!warm) {  // being timed: a line where the bar will be
+    c.text(run.first_step_activity() + "…", {L.trays.min.x, L.trays.min.y + 0.05f * L.s}, 0.03f * L.s,
+           with_alpha(palette::forward, alpha));
+    return;
+  }
+  for (const auto& p : *warm) {
     if (p.kind == PieceKind::Update) update += p.ms / 1000.0;
     else per_text[std::min(3, p.microbatch)] += p.ms / 1000.0;
   }

@@ -31,6 +31,7 @@ class LearningChapter : public Chapter {
   void draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp);
   void draw_train(const SceneFrame& f, const LearningLayout& L, float wpp);
   void draw_slow(const SceneFrame& f, const LearningLayout& L, float wpp);
+  void draw_recording(const SceneFrame& f, const LearningLayout& L, float wpp);  // the first step is being recorded
   void draw_new_run(const SceneFrame& f, const LearningLayout& L, float wpp);
   LearningScene scene_;
   FieldLayout layout_{512};

@@ -59,7 +59,10 @@ Camera StagesChapter::camera(glm::vec2 viewport, float t) const {
               phase(t, 0.0f, kPan, Ease::InOutCubic));
 }
 
-void StagesChapter::prepare(float) { story_pipeline_held_bytes(); }
+void StagesChapter::prepare(float) {
+  story_expert_split_bytes();
+  story_pipeline_held_bytes();
+}
 
 Rect StagesChapter::fits_badge(int rank) const {
   BoxParts b = sc_.box(rank);
@@ -68,6 +71,7 @@ Rect StagesChapter::fits_badge(int rank) const {
 
 void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
+  const SplitBytes* split = story_expert_split_bytes_ready();  // a job, done by chapter 20 (0 until then)
   warm_story_pipeline_steps();  // the next two chapters' real steps, measured while this one plays
   const float s = sc_.s();
   Canvas& c = f.world;
@@ -76,7 +80,7 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float walls = phase(t, kWalls, 0.8f, Ease::InOutCubic);
   draw_field_behind(c, sc_.layout(), 0.05f, wpp, 2, sockets > 0.0f ? std::vector<int>{8, 9} : std::vector<int>{});
   const double cap = double(toy_capacity_bytes());
-  const float before = float(story_expert_split_bytes().split / cap);  // where chapter 20 left them
+  const float before = split ? float(split->split / cap) : 0.0f;  // where chapter 20 left them
   for (int r = 0; r < 4; ++r) {
     c.set_layer(1);
     if (r < 2) {

@@ -19,6 +19,17 @@ namespace {
 constexpr float kCut = 1.0f, kCutFor = 1.0f, kDrop = 2.2f;
 }
 
+void SplitExpertsChapter::prepare(float) { story_expert_split_bytes(); }
+std::string SplitExpertsChapter::activity() const { return story_expert_split_bytes_activity(); }
+void TokensChapter::prepare(float) {
+  story_expert_split_bytes();
+  story_expert_traffic();
+}
+std::string TokensChapter::activity() const {
+  std::string a = story_expert_split_bytes_activity();
+  return a.empty() ? story_expert_traffic_activity() : a;
+}
+
 Rect SplitExpertsChapter::expert_rect(int gpu, int layer, int e) const {
   BoxParts b = box_parts(layout_.chip_rect(gpu));
   Rect slab = b.slab(layer, 4);
@@ -36,7 +47,15 @@ void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
   draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
   Canvas& c = f.world;
-  const SplitBytes& bytes = story_expert_split_bytes();
+  const SplitBytes* split_ready = story_expert_split_bytes_ready();
+  story_expert_traffic_ready();  // the next chapter's count, queued behind
+  if (!split_ready) {  // the two runs are being built: GPU 1 and GPU 2 as chapter 19 left them
+    c.set_layer(1);
+    for (int g = 0; g < 2; ++g) draw_box(c, box_parts(layout_.chip_rect(g)), loaded_box(4), wpp);
+    draw_measuring(c, box_parts(layout_.chip_rect(0)).chip, story_expert_split_bytes_activity());
+    return;
+  }
+  const SplitBytes& bytes = *split_ready;
   const double cap = static_cast<double>(toy_capacity_bytes());
   const float cut = phase(t, kCut, kCutFor, Ease::InOutCubic);
   const float drop = phase(t, kDrop, 1.2f, Ease::InOutCubic);
@@ -100,8 +119,17 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float t = f.t, wpp = cam.world_per_pixel();
   draw_field_behind(f.world, layout_, 0.05f, wpp, 2);
   Canvas& c = f.world;
-  const Traffic& tr = story_expert_traffic();
-  const SplitBytes& bytes = story_expert_split_bytes();
+  const SplitBytes* split_ready = story_expert_split_bytes_ready();
+  const Traffic* traffic_ready = story_expert_traffic_ready();
+  if (!split_ready || !traffic_ready) {  // still counting: both GPUs, and a line saying so
+    c.set_layer(1);
+    for (int g = 0; g < 2; ++g) draw_box(c, box_parts(layout_.chip_rect(g)), loaded_box(4), wpp);
+    draw_measuring(c, box_parts(layout_.chip_rect(0)).chip,
+                   split_ready ? story_expert_traffic_activity() : story_expert_split_bytes_activity());
+    return;
+  }
+  const Traffic& tr = *traffic_ready;
+  const SplitBytes& bytes = *split_ready;
   const double cap = static_cast<double>(toy_capacity_bytes());
   SplitExpertsChapter split;  // the same expert squares as the chapter before
   BoxParts g[2] = {box_parts(layout_.chip_rect(0)), box_parts(layout_.chip_rect(1))};

@@ -12,6 +12,8 @@ class SplitExpertsChapter : public Chapter {
   float duration() const override { return 5.0f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float t) override;  // waits for the chapter's runs (headless, tests)
+  std::string activity() const override;
   // Expert e (0-based) of a layer on GPU g: its small square inside the layer's slab.
   render::Rect expert_rect(int gpu, int layer, int e) const;
 
@@ -28,6 +30,8 @@ class TokensChapter : public Chapter {
   float duration() const override { return 6.6f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  void prepare(float t) override;  // waits for the chapter's runs (headless, tests)
+  std::string activity() const override;
 
  private:
   FieldLayout layout_{512};

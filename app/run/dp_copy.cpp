@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/plan/plan.h"
@@ -12,18 +13,28 @@ namespace onegpu::app {
 
 using namespace trainer;
 
-const CopyFacts& story_model_copy() {
-  static const CopyFacts facts = [] {
+namespace {
+
+ModelConfig story_model() {
+  ModelConfig m = model_preset("story");
+  m.vocab = static_cast<int>(StoryRun::get().tokenizer().vocab_size());
+  return m;
+}
+
+ParallelOptions copy_options() {
+  ParallelOptions o;
+  o.dp = 2;
+  o.batch = 4;
+  o.workers = 1;
+  o.broadcast_first_step = true;
+  return o;
+}
+
+CopyFacts measure() {
+  {
     StoryRun& run = StoryRun::get();
     TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
-    ModelConfig m = model_preset("story");
-    m.vocab = static_cast<int>(run.tokenizer().vocab_size());
-    ParallelOptions o;
-    o.dp = 2;
-    o.batch = 4;
-    o.workers = 1;
-    o.broadcast_first_step = true;
-    ParallelTrainer t(m, o, data);
+    ParallelTrainer t(story_model(), copy_options(), data);
     CopyFacts f;
     const ParamStore& a = t.params(0);
     const ParamStore& b = t.params(1);
@@ -43,8 +54,30 @@ const CopyFacts& story_model_copy() {
                     std::memcmp(a.master.data(), b.master.data(), a.count() * sizeof(float)) == 0;
     t.finish_step();
     return f;
+  }
+}
+
+PostedValue<CopyFacts>& posted() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<CopyFacts> v;
+  if (!v.posted()) v.post("data parallel: copying the model onto a second GPU", measure);
+  return v;
+}
+
+}  // namespace
+
+const CopyFacts* story_model_copy_ready() { return posted().ready(); }
+const CopyFacts& story_model_copy() { return posted().wait(); }
+std::string story_model_copy_activity() { return posted_activity(posted()); }
+
+int story_model_copy_broadcasts() {
+  static const int n = [] {
+    const Plan plan = compile_plan(parallel_run_config(story_model(), copy_options()), PlanOptions{.broadcast_model = true});
+    int count = 0;
+    for (const Collective& c : plan.collectives) count += c.kind == OpKind::Broadcast;
+    return count;
   }();
-  return facts;
+  return n;
 }
 
 }  // namespace onegpu::app

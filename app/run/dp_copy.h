@@ -3,6 +3,7 @@
 // whose second rank starts with every weight at zero, and whose first step opens with one
 // broadcast per layer from GPU 1. Recorded op by op, then checked bit for bit.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace onegpu::app {
@@ -14,6 +15,13 @@ struct CopyFacts {
   std::int64_t bytes = 0;            // weights copied (fp32 master values)
 };
 
+// Made once by a job on the app's job runner (app/run/posted.h): the _ready version queues it
+// and returns null until it is made (draw()); the other queues it and waits (prepare(), tests).
+const CopyFacts* story_model_copy_ready();
 const CopyFacts& story_model_copy();
+std::string story_model_copy_activity();  // status-bar line while it is queued or runs
+// How many broadcasts the copy takes, from the run's first-step plan alone (nothing runs): for
+// the chapter's length, which must not wait for the copy.
+int story_model_copy_broadcasts();
 
 }  // namespace onegpu::app

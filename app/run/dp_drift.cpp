@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/train/probes.h"
 #include "trainer/train/step_runner.h"
@@ -27,10 +28,8 @@ Batch half(const Batch& full, int first) {
   return b;
 }
 
-}  // namespace
-
-const DriftFacts& story_drift(int steps) {
-  static const DriftFacts facts = [steps] {
+DriftFacts measure(int steps) {
+  {
     StoryRun& run = StoryRun::get();
     TrainOptions o;
     o.steps = 1000;
@@ -58,8 +57,20 @@ const DriftFacts& story_drift(int steps) {
       f.rel_diff.push_back(std::sqrt(diff / norm));
     }
     return f;
-  }();
-  return facts;
+  }
 }
+
+PostedValue<DriftFacts>& posted() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<DriftFacts> v;
+  if (!v.posted()) v.post("data parallel: two copies training alone", [] { return measure(3); });
+  return v;
+}
+
+}  // namespace
+
+const DriftFacts* story_drift_ready() { return posted().ready(); }
+const DriftFacts& story_drift() { return posted().wait(); }
+std::string story_drift_activity() { return posted_activity(posted()); }
 
 }  // namespace onegpu::app

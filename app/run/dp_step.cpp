@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -12,8 +13,10 @@ namespace onegpu::app {
 
 using namespace trainer;
 
-const DpStepFacts& story_dp_step() {
-  static const DpStepFacts facts = [] {
+namespace {
+
+DpStepFacts measure() {
+  {
     StoryRun& run = StoryRun::get();
     TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
     ModelConfig m = model_preset("story");
@@ -69,8 +72,20 @@ const DpStepFacts& story_dp_step() {
       f.two_wait_s = first_ar > compute_end ? first_ar - compute_end : 0.0;
     }
     return f;
-  }();
-  return facts;
+  }
 }
+
+PostedValue<DpStepFacts>& posted() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<DpStepFacts> v;
+  if (!v.posted()) v.post("data parallel: measuring a step on one GPU and on two", measure);
+  return v;
+}
+
+}  // namespace
+
+const DpStepFacts* story_dp_step_ready() { return posted().ready(); }
+const DpStepFacts& story_dp_step() { return posted().wait(); }
+std::string story_dp_step_activity() { return posted_activity(posted()); }
 
 }  // namespace onegpu::app

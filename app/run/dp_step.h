@@ -3,6 +3,8 @@
 // run by the parallel engine: the virtual clock's times for the pictures' time bars (the
 // fastest of three measured steps, after a warm-up), the loss each reports, and whether the two
 // copies are still bit-for-bit the same after the updates.
+#include <string>
+
 namespace onegpu::app {
 
 struct DpStepFacts {
@@ -17,6 +19,10 @@ struct DpStepFacts {
   int allreduce_ops = 0;          // all-reduce calls the plan made (one per gradient group)
 };
 
+// Made once by a job on the app's job runner (app/run/posted.h): the _ready version queues it
+// and returns null until it is made (draw()); the other queues it and waits (prepare(), tests).
+const DpStepFacts* story_dp_step_ready();
 const DpStepFacts& story_dp_step();
+std::string story_dp_step_activity();  // status-bar line while it is queued or runs
 
 }  // namespace onegpu::app

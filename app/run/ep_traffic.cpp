@@ -1,5 +1,6 @@
 #include "app/run/ep_traffic.h"
 
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/train/dataset.h"
@@ -9,11 +10,13 @@ namespace onegpu::app {
 
 using namespace trainer;
 
-const Traffic& story_expert_traffic() {
-  static const Traffic traffic = [] {
+namespace {
+
+Traffic measure() {
+  {
     StoryRun& run = StoryRun::get();
-    run.first_step(0);  // the fresh model
-    Model& m = run.first_trainer().model();
+    const std::unique_ptr<Trainer> fresh = run.fresh_model();  // the first step's fresh model, a copy of our own
+    Model& m = fresh->model();
     const Batch& b = run.tray_batch();
     const int L = m.config().n_layers, E = m.config().n_experts, half = E / 2;
     Traffic t;
@@ -53,8 +56,20 @@ const Traffic& story_expert_traffic() {
       t.moved[g].assign(rows.begin(), rows.end());
     }
     return t;
-  }();
-  return traffic;
+  }
 }
+
+PostedValue<Traffic>& posted() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<Traffic> v;
+  if (!v.posted()) v.post("expert parallel: counting the router's choices", measure);
+  return v;
+}
+
+}  // namespace
+
+const Traffic* story_expert_traffic_ready() { return posted().ready(); }
+const Traffic& story_expert_traffic() { return posted().wait(); }
+std::string story_expert_traffic_activity() { return posted_activity(posted()); }
 
 }  // namespace onegpu::app

@@ -16,6 +16,10 @@ struct Traffic {
   int example_expert = -1;       // 0-based
 };
 
+// Made once by a job on the app's job runner (app/run/posted.h), on a fresh model of its own:
+// the _ready version queues it and returns null until it is made (draw()); the other waits.
+const Traffic* story_expert_traffic_ready();
 const Traffic& story_expert_traffic();
+std::string story_expert_traffic_activity();  // status-bar line while it is queued or runs
 
 }  // namespace onegpu::app

@@ -1,5 +1,6 @@
 #include "app/run/field_plan.h"
 
+#include "app/run/posted.h"
 #include "trainer/memory/tracker.h"
 #include "trainer/model/config.h"
 #include "trainer/model/params.h"
@@ -67,8 +68,22 @@ ShareBytes share_bytes(const GpuShare& share) {
 }
 
 const FieldPlan& field_plan() {
-  static const FieldPlan plan;
+  static const FieldPlan plan;  // a layout only: made at once, on whichever thread asks first
   return plan;
 }
+
+namespace {
+PostedValue<ShareBytes>& posted_gpu_one() {
+  static PostedValue<ShareBytes> v;
+  if (!v.posted())
+    v.post("512 GPUs: building GPU 1's share of the scale model",
+           [] { return share_bytes(field_plan().share_of_cell(FieldLayout(512).cell(0))); });
+  return v;
+}
+}  // namespace
+
+const ShareBytes* gpu_one_share_bytes_ready() { return posted_gpu_one().ready(); }
+const ShareBytes& gpu_one_share_bytes() { return posted_gpu_one().wait(); }
+std::string gpu_one_share_bytes_activity() { return posted_activity(posted_gpu_one()); }
 
 }  // namespace onegpu::app

@@ -4,6 +4,7 @@
 // inside each group of 8. The field draws every GPU where this plan puts its rank: a block of
 // the field is one expert-parallel group of every stage, a row of a block is one machine.
 #include <cstdint>
+#include <string>
 
 #include "app/scene/field_layout.h"
 #include "trainer/plan/layout.h"
@@ -48,5 +49,11 @@ struct ShareBytes {
   std::int64_t total() const { return weights + gradients + optimizer; }
 };
 ShareBytes share_bytes(const GpuShare& share);
+// The share of GPU 1 (field cell 0), made once by a job on the app's job runner
+// (app/run/posted.h): the _ready version queues it and returns null until it is made (draw());
+// the other waits (prepare(), tests).
+const ShareBytes* gpu_one_share_bytes_ready();
+const ShareBytes& gpu_one_share_bytes();
+std::string gpu_one_share_bytes_activity();
 
 }  // namespace onegpu::app

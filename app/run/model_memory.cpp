@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "trainer/memory/tracker.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -40,8 +41,10 @@ const std::vector<ModelBytes>& story_model_bytes(int max_layers) {
   return cache;
 }
 
-const SplitBytes& story_expert_split_bytes() {
-  static const SplitBytes bytes = [] {
+namespace {
+
+SplitBytes measure_split() {
+  {
     StoryRun& run = StoryRun::get();
     trainer::TokenDataset data = trainer::TokenDataset::build(run.tokenizer(), run.sliver().train);
     trainer::ModelConfig m = trainer::model_preset("story");
@@ -57,9 +60,21 @@ const SplitBytes& story_expert_split_bytes() {
       (ep == 1 ? b.replicated : b.split) = held_bytes(t.tracker(0));
     }
     return b;
-  }();
-  return bytes;
+  }
 }
+
+PostedValue<SplitBytes>& posted_split() {
+  StoryRun::get();  // first, so that it outlives the job (statics die in reverse order of creation)
+  static PostedValue<SplitBytes> v;
+  if (!v.posted()) v.post("expert parallel: building the two-GPU runs", measure_split);
+  return v;
+}
+
+}  // namespace
+
+const SplitBytes* story_expert_split_bytes_ready() { return posted_split().ready(); }
+const SplitBytes& story_expert_split_bytes() { return posted_split().wait(); }
+std::string story_expert_split_bytes_activity() { return posted_activity(posted_split()); }
 
 std::int64_t toy_capacity_bytes() {
   const double four = static_cast<double>(story_model_bytes(4)[3].total());

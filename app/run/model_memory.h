@@ -3,6 +3,7 @@
 // store under a fresh tracking allocator: one count per layer depth, so each slab that drops
 // into the picture raises the walls by what that layer actually costs.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace onegpu::trainer {
@@ -33,7 +34,11 @@ const std::vector<ModelBytes>& story_model_bytes(int max_layers = 8);
 struct SplitBytes {
   std::int64_t replicated = 0, split = 0;
 };
+// Made once by a job on the app's job runner (app/run/posted.h): the _ready version queues it
+// and returns null until it is made (draw()); the other waits (prepare(), tests).
+const SplitBytes* story_expert_split_bytes_ready();
 const SplitBytes& story_expert_split_bytes();
+std::string story_expert_split_bytes_activity();
 
 // The toy GPU's memory: a round number of MiB that puts the 4-layer model (weights, gradients,
 // optimizer state) just under the top tick.

@@ -40,15 +40,14 @@ ModelConfig story8(const StoryRun& run) {
 
 namespace {
 
-PipelineStep measure(int microbatches) {
+// The fastest-of-N replay's events go into the recorded run's state; the chapters read the step
+// from there. Its loss is the first measured step's (the weights move every step).
+RecordedStep measure(int microbatches) {
   StoryRun& run = StoryRun::get();
   TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
   ParallelTrainer t(story8(run), pipeline_options(microbatches), data);
   const FastestRuns f = fastest_of(t, kMeasuredSteps);
-  PipelineStep best = read_step(t.plan(), f.timeline);
-  best.loss = f.losses.front();  // the first measured step's (the weights move every step)
-  best.measured_runs = f.runs;
-  return best;
+  return record_step(recorded_run(t), f.timeline, f.losses.front(), f.runs);
 }
 
 std::vector<std::int64_t> held_after_build() {
@@ -60,7 +59,7 @@ std::vector<std::int64_t> held_after_build() {
 
 struct PipelineRuns {
   PostedValue<std::vector<std::int64_t>> held;
-  PostedValue<PipelineStep> steps[3];  // 1, 2 and 4 microbatches
+  PostedValue<RecordedStep> steps[3];  // 1, 2 and 4 microbatches
 };
 
 PipelineRuns& runs() {
@@ -69,10 +68,10 @@ PipelineRuns& runs() {
   return r;
 }
 
-PostedValue<PipelineStep>& posted_step(int microbatches) {
+PostedValue<RecordedStep>& posted_step(int microbatches) {
   if (microbatches != 1 && microbatches != 2 && microbatches != 4)
     throw Error("pipeline chapters run 1, 2 or 4 microbatches, not " + std::to_string(microbatches));
-  PostedValue<PipelineStep>& p = runs().steps[microbatches == 1 ? 0 : microbatches == 2 ? 1 : 2];
+  PostedValue<RecordedStep>& p = runs().steps[microbatches == 1 ? 0 : microbatches == 2 ? 1 : 2];
   if (!p.posted())
     p.post("pipeline run: measuring the step with " + std::to_string(microbatches) +
                (microbatches == 1 ? " microbatch" : " microbatches"),
@@ -88,8 +87,12 @@ PostedValue<std::vector<std::int64_t>>& posted_held() {
 
 }  // namespace
 
-const PipelineStep* story_pipeline_step_ready(int microbatches) { return posted_step(microbatches).ready(); }
-const PipelineStep& story_pipeline_step(int microbatches) { return posted_step(microbatches).wait(); }
+const PipelineStep* story_pipeline_step_ready(int microbatches) {
+  const RecordedStep* r = posted_step(microbatches).ready();
+  return r ? &r->step : nullptr;
+}
+const PipelineStep& story_pipeline_step(int microbatches) { return posted_step(microbatches).wait().step; }
+const RunState& story_pipeline_run_state(int microbatches) { return posted_step(microbatches).wait().state; }
 
 void warm_story_pipeline_steps() {
   posted_held();

@@ -16,13 +16,17 @@ namespace onegpu::app {
 // global batch of 8 texts, each GPU's four cut into `microbatches` (1, 2 or 4). After a
 // warm-up, kMeasuredSteps steps run; each op costs the fastest of its measured times (a busy
 // machine only ever adds time: fastest_of()) and the step is replayed on the virtual clock with
-// those costs. Its loss is the first measured step's. Cached per microbatch count.
+// those costs. The replay's events feed the recorded run's RunState (record_step()), and the
+// step is read from its StepRecord. Its loss is the first measured step's. Cached per
+// microbatch count.
 inline constexpr int kMeasuredSteps = 5;
 // Each is made once by a job on the app's job runner. The _ready versions queue it if needed
 // and return null until it is made (draw() uses them: it never waits for training); the others
 // queue it and wait (headless prepare(), tests; they throw Error if the job failed).
 const PipelineStep* story_pipeline_step_ready(int microbatches);
 const PipelineStep& story_pipeline_step(int microbatches);
+// The recorded run's state the step was read from (waits like story_pipeline_step()).
+const RunState& story_pipeline_run_state(int microbatches);
 // Queues the held bytes and the 1, 2 and 4-microbatch steps, in that order, so chapters 22 and
 // 23 find them ready.
 void warm_story_pipeline_steps();

@@ -118,4 +118,14 @@ class PostedValue {
   std::atomic<bool> cancelled_{false};
 };
 
+// A status-bar line for a value: its job's name while it runs, "… (queued)" while it waits,
+// "… failed: why" if it failed, "" once it is made (or before it is posted).
+template <class T>
+std::string posted_activity(const PostedValue<T>& v) {
+  if (std::string e = v.error(); !e.empty()) return v.what() + " failed: " + e;
+  if (!v.pending()) return {};
+  const std::string now = JobRunner::shared().status().job;
+  return now == v.what() ? now : v.what() + " (queued)";
+}
+
 }  // namespace onegpu::app

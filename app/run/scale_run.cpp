@@ -56,7 +56,7 @@ struct ScaleRuns {
   std::unique_ptr<TokenDataset> data;
   std::unique_ptr<ParallelTrainer> wide;
   PostedValue<RankBytes> deeper, wider;
-  PostedValue<PipelineStep> step;
+  PostedValue<RecordedStep> step;
 
   const TokenDataset& dataset() {
     if (!data) {
@@ -84,16 +84,13 @@ struct ScaleRuns {
     }
     return *wide;
   }
-  PipelineStep measure_step() {
+  // The replay's events feed the recorded run's RunState; the step is read from its record.
+  RecordedStep measure_step() {
     ParallelTrainer& t = build_wide();
     const FastestRuns f = fastest_of(t, kRuns);
-    PipelineStep s = read_step(t.plan(), f.timeline);
-    s.loss = f.losses.back();  // the last measured step's
-    s.texts = t.options().batch;
-    s.seq = t.options().seq_len;
-    s.measured_runs = f.runs;
-    wide.reset();  // 64 ranks' weights are not kept once the step is read
-    return s;
+    RecordedStep r = record_step(recorded_run(t), f.timeline, f.losses.back(), f.runs);  // the last measured step's loss
+    wide.reset();  // 64 ranks' weights are not kept once the step is recorded
+    return r;
   }
 };
 
@@ -116,7 +113,10 @@ void start_scale_runs(ScaleWork upto) {
 
 const RankBytes* deeper_bytes_ready() { return runs().deeper.ready(); }
 const RankBytes* wider_bytes_ready() { return runs().wider.ready(); }
-const PipelineStep* scale_step_ready() { return runs().step.ready(); }
+const PipelineStep* scale_step_ready() {
+  const RecordedStep* r = runs().step.ready();
+  return r ? &r->step : nullptr;
+}
 
 const RankBytes& deeper_bytes() {
   start_scale_runs(ScaleWork::Deeper);
@@ -128,7 +128,7 @@ const RankBytes& wider_bytes() {
 }
 const PipelineStep& scale_step() {
   start_scale_runs(ScaleWork::Step);
-  return runs().step.wait();
+  return runs().step.wait().step;
 }
 
 std::string scale_runs_activity() {

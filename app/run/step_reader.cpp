@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "trainer/engine/engine.h"
 #include "trainer/engine/replay.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -27,7 +28,20 @@ const PipeSpan* PipelineStep::span_at(int rank, double v) const {
 // ----------------------------------------------------------------------------------------------
 // the reader
 
-PipelineStep read_step(const Plan& plan, const Timeline& tl) {
+PipelineStep read_step(const RunState& state, const StepRecord& rec) {
+  const LiveRun* run = state.run();
+  if (!run) throw Error("read_step: the run state has no run attached");
+  const Plan& plan = run->plan_of(rec.step);
+  if (!rec.complete) throw Error("read_step: step " + std::to_string(rec.step) + " is not finished");
+  // Spans by op id: events arrive in any order, the reader goes in plan order.
+  std::vector<const OpSpan*> by_id(plan.ops.size(), nullptr);
+  for (const OpSpan& o : rec.ops)
+    if (o.id < by_id.size()) by_id[o.id] = &o;
+  for (std::size_t id = 0; id < by_id.size(); ++id)
+    if (!by_id[id] || !rec.spans_whole)
+      throw Error("read_step: step " + std::to_string(rec.step) + " misses the span of op " + std::to_string(id) +
+                  " (" + std::to_string(rec.ops.size()) + " of " + std::to_string(plan.ops.size()) + " spans)");
+
   PipelineStep s;
   s.pp = plan.config.pp;
   s.dp = plan.config.dp;
@@ -37,35 +51,39 @@ PipelineStep read_step(const Plan& plan, const Timeline& tl) {
   s.meet_begin.assign(static_cast<std::size_t>(s.pp), -1.0);
   s.meet_end.assign(static_cast<std::size_t>(s.pp), 0.0);
   std::vector<std::vector<PipeSpan>> by_rank(static_cast<std::size_t>(world));
-  for (const Op& op : plan.ops) {
-    const OpTime& t = tl.ops[op.id];
-    s.step_end = std::max(s.step_end, t.end);
-    const bool fwd = op.kind == OpKind::Forward;
-    const bool bwd = op.is_backward();
+  for (const OpSpan* sp : by_id) {
+    const OpSpan& o = *sp;
+    s.step_end = std::max(s.step_end, o.vend);
+    const bool fwd = o.kind == EventKind::Forward;
+    const bool bwd = o.kind == EventKind::Backward || o.kind == EventKind::WeightGradient;
     if (fwd || bwd) {
-      s.ops.push_back({op.rank, bwd, op.microbatch, op.layer_begin, op.layer_end, t.begin, t.end});
+      s.pipeline_end = std::max(s.pipeline_end, o.vend);
+      s.ops.push_back({o.rank, bwd, o.microbatch, o.layer, plan.ops[o.id].layer_end, o.vbegin, o.vend});
       // Spans: a rank's ops of one microbatch and direction, joined.
-      auto& mine = by_rank[static_cast<std::size_t>(op.rank)];
-      auto it = std::find_if(mine.begin(), mine.end(), [&](const PipeSpan& sp) {
-        return sp.backward == bwd && sp.microbatch == op.microbatch;
+      auto& mine = by_rank[static_cast<std::size_t>(o.rank)];
+      auto it = std::find_if(mine.begin(), mine.end(), [&](const PipeSpan& p) {
+        return p.backward == bwd && p.microbatch == o.microbatch;
       });
-      if (it == mine.end()) mine.push_back({op.rank, bwd, op.microbatch, t.begin, t.end});
-      else it->begin = std::min(it->begin, t.begin), it->end = std::max(it->end, t.end);
-    } else if (op.kind == OpKind::Send && op.payload != Payload::None) {
-      s.handoffs.push_back({op.rank, op.peer, op.payload == Payload::Gradient, op.microbatch, t.begin, t.end});
-    } else if (op.kind == OpKind::AllReduce) {
-      double& mb = s.meet_begin[static_cast<std::size_t>(op.stage)];
-      mb = mb < 0 ? t.begin : std::min(mb, t.begin);
-      s.meet_end[static_cast<std::size_t>(op.stage)] = std::max(s.meet_end[static_cast<std::size_t>(op.stage)], t.end);
+      if (it == mine.end()) mine.push_back({o.rank, bwd, o.microbatch, o.vbegin, o.vend});
+      else it->begin = std::min(it->begin, o.vbegin), it->end = std::max(it->end, o.vend);
+    } else if (o.kind == EventKind::Send && plan.ops[o.id].payload != Payload::None) {
+      s.handoffs.push_back({o.rank, o.peer, plan.ops[o.id].payload == Payload::Gradient, o.microbatch, o.vbegin, o.vend});
+    } else if (o.kind == EventKind::AllReduce) {
+      const auto stage = static_cast<std::size_t>(plan.layout.coord(o.rank).stage);
+      double& mb = s.meet_begin[stage];
+      mb = mb < 0 ? o.vbegin : std::min(mb, o.vbegin);
+      s.meet_end[stage] = std::max(s.meet_end[stage], o.vend);
     }
   }
   for (double& b : s.meet_begin) b = std::max(0.0, b);
 
-  // Idle as the engine counts it: no compute op running.
-  const Summary sum = summarize(plan, tl);
-  s.pipeline_end = sum.pipeline_end;
-  s.rank_idle = sum.rank_idle;
-  s.stage_idle = sum.stage_idle;
+  // Idle as the engine counts it (no compute op running): the record's, from summarize().
+  s.rank_idle = rec.rank_idle;
+  if (static_cast<int>(s.rank_idle.size()) != world)
+    throw Error("read_step: step " + std::to_string(rec.step) + " has no idle shares");
+  s.stage_idle.assign(static_cast<std::size_t>(s.pp), 0.0);
+  for (int r = 0; r < world; ++r)
+    s.stage_idle[static_cast<std::size_t>(plan.layout.coord(r).stage)] += s.rank_idle[static_cast<std::size_t>(r)] / s.dp;
   for (double v : s.stage_idle) s.bubble += v / s.pp;
 
   // Waiting: no microbatch's work under way.
@@ -80,8 +98,55 @@ PipelineStep read_step(const Plan& plan, const Timeline& tl) {
     s.spans.insert(s.spans.end(), mine.begin(), mine.end());
   }
   for (double v : s.stage_waiting) s.waiting += v / s.pp;
-  s.textbook = textbook_bubble(plan.config);
+  s.textbook = rec.textbook;
+  s.loss = rec.loss;
+  if (run->seq > 0) {
+    s.seq = run->seq;
+    s.texts = static_cast<int>(run->tokens_per_step / run->seq);
+  }
   return s;
+}
+
+// ----------------------------------------------------------------------------------------------
+// recorded runs
+
+std::shared_ptr<const LiveRun> recorded_run(const Plan& plan, const ModelConfig& model, int texts, int seq) {
+  auto run = std::make_shared<LiveRun>();
+  run->model = model;
+  run->steady_plan = std::make_shared<const Plan>(plan);
+  run->workers = 1;
+  run->seq = seq;
+  run->tokens_per_step = static_cast<std::int64_t>(texts) * seq;
+  return run;
+}
+
+std::shared_ptr<const LiveRun> recorded_run(const ParallelTrainer& t) {
+  const int seq = t.options().seq_len > 0 ? t.options().seq_len : t.model_config().seq_len;
+  return recorded_run(t.plan(), t.model_config(), t.options().batch, seq);
+}
+
+RecordedStep record_step(std::shared_ptr<const LiveRun> run, const Timeline& tl, double loss, int measured_runs) {
+  RecordedStep r;
+  const Plan& plan = *run->steady_plan;
+  r.state.attach(std::move(run));
+  for (const Event& e : timeline_events(plan, tl, 0)) r.state.consume(e);
+  Event end;
+  end.kind = EventKind::StepEnd;
+  end.rank = -1;
+  end.step = 0;
+  end.value = loss;
+  end.bytes = r.state.run()->tokens_per_step;
+  end.virtual_end = tl.end;
+  r.state.consume(end);
+  const StepRecord* rec = r.state.last_complete();
+  if (!rec) throw Error("record_step: the step did not finish");
+  r.step = read_step(r.state, *rec);
+  r.step.measured_runs = measured_runs;
+  return r;
+}
+
+PipelineStep read_step(const Plan& plan, const Timeline& tl) {
+  return record_step(recorded_run(plan), tl).step;
 }
 
 // ----------------------------------------------------------------------------------------------

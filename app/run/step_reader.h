@@ -1,17 +1,27 @@
 #pragma once
 // What the pipeline pictures read from one training step: chapters 21-23 (pp=2 on four GPUs)
-// and chapter 26 (pp=8 on 64 GPUs) draw from the same facts, read here from a plan and its
-// timeline (no maths runs), and the same rule turns a few noisy measured steps into one.
+// and chapter 26 (pp=8 on 64 GPUs) draw from the same facts, read here from the run state's
+// record of the step (app/live/run_state.h: the spans the Lab draws, fed by the engine's
+// events), and the same rule turns a few noisy measured steps into one.
 //
-//   PipelineStep s = read_step(plan, timeline);        // any plan, any clock (tests: simulate())
 //   FastestRuns f = fastest_of(trainer, 3);            // a real run: warm-up, 3 steps, replay
-//   PipelineStep real = read_step(trainer.plan(), f.timeline);
+//   RecordedStep r = record_step(recorded_run(trainer), f.timeline, f.losses.back());
+//   const PipelineStep& real = r.step;                 // read_step(r.state, *r.state.last_complete())
+//   PipelineStep s = read_step(plan, timeline);        // any plan, any clock (tests: simulate()):
+//                                                      // recorded the same way, then read
+//
+// A recorded run is a LiveRun with the plans and no event stream; its RunState is fed the
+// replayed step's events (trainer::timeline_events, then a StepEnd with the loss) through
+// RunState::consume(), exactly as the live run's drained events are.
 //
 // Ranks are the trainer's: stage-major, rank = stage·dp + gpu. Times are virtual seconds from
 // the step's start.
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
+#include "app/live/run_state.h"
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/plan/plan.h"
 
@@ -79,6 +89,29 @@ struct PipelineStep {
   const PipeSpan* span_at(int rank, double v) const;
 };
 
+// Reads a complete step of a recorded or live run. Timing comes from the record's spans (one per
+// op of the plan) and its idle shares from the record (RunState::close); a span's op id names its
+// op in the run's plan, which adds what only the plan says: a compute op's last layer and what a
+// send carries. Throws Error if the record is not complete or misses spans.
+PipelineStep read_step(const RunState& state, const StepRecord& rec);
+
+// ---- recorded runs ----
+
+// A run kept for drawing: its plans (no event stream) and the run state its events fed.
+struct RecordedStep {
+  RunState state;     // one complete step (step 0 of state.run())
+  PipelineStep step;  // read_step(state, its step), with measured_runs set
+};
+// The recorded run of a plan: a LiveRun with `plan` as every step's plan and no events.
+std::shared_ptr<const LiveRun> recorded_run(const trainer::Plan& plan, const trainer::ModelConfig& model = {},
+                                            int texts = 0, int seq = 0);
+std::shared_ptr<const LiveRun> recorded_run(const trainer::ParallelTrainer& t);
+// Feeds a timeline of `run`'s plan as step 0's events, then its StepEnd (loss, tokens, virtual
+// end), into a fresh RunState, and reads the step from it.
+RecordedStep record_step(std::shared_ptr<const LiveRun> run, const trainer::Timeline& tl, double loss = 0,
+                         int measured_runs = 0);
+
+// A plan and a timeline of it (simulated, or replayed): recorded as above, then read.
 PipelineStep read_step(const trainer::Plan& plan, const trainer::Timeline& tl);
 
 // ---- the fastest of N measured runs ----

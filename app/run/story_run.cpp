@@ -1,5 +1,6 @@
 #include "app/run/story_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -88,35 +89,33 @@ std::unique_ptr<Trainer> StoryRun::fresh(int microbatches, int steps, bool whole
   return std::make_unique<Trainer>(model_preset("story"), o, tok_, whole_corpus ? corpus_ : sliver_);
 }
 
-void StoryRun::rewind(int microbatches) {
-  runner_.reset();
-  first_ = fresh(microbatches, 1000, false);
-  runner_ = std::make_unique<StepRunner>(*first_, tray_batch_);
-  runner_micro_ = microbatches;
-  record_ = {};
-  record_.weights_before = sample_layer_weights(first_->model(), 1);
+const PieceRecord& FirstStep::at(int pieces) const {
+  if (after.empty()) throw Error("FirstStep::at: nothing recorded");
+  return after[static_cast<std::size_t>(std::clamp(pieces, 0, static_cast<int>(after.size()) - 1))];
 }
 
-int StoryRun::first_step_pieces(int microbatches) {
-  if (!runner_ || runner_micro_ != microbatches) rewind(microbatches);
-  return runner_->pieces_per_step();
-}
-
-const StepRecord& StoryRun::first_step(int pieces, int microbatches) {
-  if (!runner_ || runner_micro_ != microbatches || runner_->pieces_run() > pieces) rewind(microbatches);
-  while (runner_->pieces_run() < pieces && !runner_->done()) {
-    if (runner_->peek().kind == PieceKind::Update) record_.grads = layer_grad_norms(first_->model());
-    record_.pieces.push_back(runner_->run_next());
+FirstStep StoryRun::record_first_step(int microbatches) const {
+  auto t = fresh(microbatches, 1000, false);
+  StepRunner runner(*t, tray_batch_);
+  FirstStep fs;
+  fs.pieces_per_step = runner.pieces_per_step();
+  fs.before = predict(*t, 8);
+  PieceRecord rec;
+  rec.weights_before = sample_layer_weights(t->model(), 1);
+  fs.after.push_back(rec);
+  while (!runner.done()) {
+    if (runner.peek().kind == PieceKind::Update) rec.grads = layer_grad_norms(t->model());
+    rec.pieces.push_back(runner.run_next());
     // Each layer's gradients are final once its backward has run (for the last microbatch).
-    if (record_.pieces.back().kind == PieceKind::LayerBackward) record_.grads = layer_grad_norms(first_->model());
-    if (runner_->done()) record_.weights_after = sample_layer_weights(first_->model(), 1);
+    if (rec.pieces.back().kind == PieceKind::LayerBackward) rec.grads = layer_grad_norms(t->model());
+    if (runner.done()) rec.weights_after = sample_layer_weights(t->model(), 1);
+    fs.after.push_back(rec);
   }
-  return record_;
+  fs.updated = predict(*t, 8);
+  return fs;
 }
 
-const std::vector<Piece>& StoryRun::warm_step_pieces(int microbatches) {
-  auto it = warm_.find(microbatches);
-  if (it != warm_.end()) return it->second;
+std::vector<Piece> StoryRun::measure_warm_step(int microbatches) const {
   auto t = fresh(microbatches, 1000, false);
   std::vector<Piece> last;
   for (int i = 0; i < 3; ++i) {
@@ -124,7 +123,46 @@ const std::vector<Piece>& StoryRun::warm_step_pieces(int microbatches) {
     last.clear();
     while (!r.done()) last.push_back(r.run_next());
   }
-  return warm_[microbatches] = std::move(last);
+  return last;
+}
+
+PostedValue<FirstStep>& StoryRun::posted_first(int microbatches) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& p = first_[microbatches];
+  if (!p) {
+    p = std::make_unique<PostedValue<FirstStep>>();
+    p->post("the first step: recording it piece by piece (" + std::to_string(microbatches) +
+                (microbatches == 1 ? " microbatch)" : " microbatches)"),
+            [this, microbatches] { return record_first_step(microbatches); });
+  }
+  return *p;
+}
+
+PostedValue<std::vector<Piece>>& StoryRun::posted_warm(int microbatches) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& p = warm_[microbatches];
+  if (!p) {
+    p = std::make_unique<PostedValue<std::vector<Piece>>>();
+    p->post("timing a warm step (" + std::to_string(microbatches) + " microbatches)",
+            [this, microbatches] { return measure_warm_step(microbatches); });
+  }
+  return *p;
+}
+
+const FirstStep* StoryRun::first_step_ready(int microbatches) { return posted_first(microbatches).ready(); }
+const FirstStep& StoryRun::first_step_recorded(int microbatches) { return posted_first(microbatches).wait(); }
+const std::vector<Piece>* StoryRun::warm_step_pieces_ready(int microbatches) {
+  return posted_warm(microbatches).ready();
+}
+const std::vector<Piece>& StoryRun::warm_step_pieces(int microbatches) { return posted_warm(microbatches).wait(); }
+
+std::string StoryRun::first_step_activity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [m, p] : first_)
+    if (std::string a = posted_activity(*p); !a.empty()) return a;
+  for (const auto& [m, p] : warm_)
+    if (std::string a = posted_activity(*p); !a.empty()) return a;
+  return {};
 }
 
 Prediction StoryRun::predict(Trainer& t, int k) const {
@@ -141,11 +179,6 @@ Prediction StoryRun::with_sample(Trainer& t, Prediction p) const {
   // The same seed at every milestone: the writing changes only because the weights did.
   p.sample = sample_continuation(t.model(), tok_, kPrompt, kSampleTokens, 11, 0.8);
   return p;
-}
-
-Prediction StoryRun::predict_now(int k) {
-  if (!first_) rewind(1);
-  return predict(*first_, k);
 }
 
 void StoryRun::start_training(int steps) {

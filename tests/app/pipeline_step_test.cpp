@@ -5,6 +5,7 @@
 
 #include "app/run/step_reader.h"
 #include "trainer/error.h"
+#include "trainer/engine/engine.h"
 #include "trainer/engine/replay.h"
 
 using namespace onegpu;
@@ -117,4 +118,56 @@ TEST(PipelineStep, ReplayGivesEachOpItsCostAndMatchesTheSimulator) {
     EXPECT_NEAR(tl.ops[op.id].end - tl.ops[op.id].begin, cost[op.id], 1e-12) << describe(op);
   }
   EXPECT_THROW(trainer::replay_on_clock(plan, measured, {1.0}), Error);
+}
+
+// The chapters read their step from a run state fed by the step's events (record_step), as the
+// Lab reads the live run: what comes back is the timeline to the bit, the engine's idle to the
+// bit, and the recorded run keeps the plan, the loss and the tokens.
+TEST(PipelineStep, ReadFromTheRunStateIsTheTimelineToTheBit) {
+  const Plan plan = compile_plan(four_gpus(4, Schedule::OneFOneB));
+  std::vector<double> cost(plan.ops.size());
+  for (std::size_t i = 0; i < cost.size(); ++i) cost[i] = 1e-4 * double(1 + (i * 7) % 11);
+  const Timeline tl = trainer::replay_on_clock(plan, CostModel{}, cost);
+  ModelConfig model;
+  model.n_layers = 8;
+  model.n_experts = 16;
+  const RecordedStep r = record_step(recorded_run(plan, model, 8, 32), tl, 2.5, 5);
+  const StepRecord* rec = r.state.last_complete();
+  ASSERT_NE(rec, nullptr);
+  EXPECT_TRUE(rec->spans_whole);
+  EXPECT_EQ(rec->ops.size(), plan.ops.size());
+  const Summary sum = summarize(plan, tl);
+  const PipelineStep& s = r.step;
+  EXPECT_EQ(s.pipeline_end, sum.pipeline_end);
+  EXPECT_EQ(s.step_end, sum.step_time);
+  EXPECT_EQ(s.rank_idle, sum.rank_idle);
+  EXPECT_EQ(s.stage_idle, sum.stage_idle);
+  EXPECT_EQ(s.textbook, textbook_bubble(plan.config));
+  std::size_t k = 0;
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::Forward && !op.is_backward()) continue;
+    ASSERT_LT(k, s.ops.size());
+    const PipeOp& o = s.ops[k++];
+    EXPECT_EQ(o.rank, op.rank);
+    EXPECT_EQ(o.microbatch, op.microbatch);
+    EXPECT_EQ(o.layer_begin, op.layer_begin);
+    EXPECT_EQ(o.layer_end, op.layer_end);
+    EXPECT_EQ(o.begin, tl.ops[op.id].begin);
+    EXPECT_EQ(o.end, tl.ops[op.id].end);
+  }
+  EXPECT_EQ(k, s.ops.size());
+  EXPECT_EQ(s.loss, 2.5);
+  EXPECT_EQ(s.texts, 8);
+  EXPECT_EQ(s.seq, 32);
+  EXPECT_EQ(s.measured_runs, 5);
+  // A record missing a span is refused, not drawn with a hole.
+  RunState partial;
+  partial.attach(recorded_run(plan, model));
+  const auto events = timeline_events(plan, tl, 0);
+  for (std::size_t i = 1; i < events.size(); ++i) partial.consume(events[i]);
+  Event end;
+  end.kind = EventKind::StepEnd;
+  partial.consume(end);
+  ASSERT_NE(partial.last_complete(), nullptr);
+  EXPECT_THROW(read_step(partial, *partial.last_complete()), Error);
 }

@@ -129,10 +129,11 @@ TEST(Chapters, GuessDrawsTheProbesProbabilities) {
   HeadlessImage img = scene_shot("guess");
   StoryRun& run = StoryRun::get();
   // The picture ran the forward pieces, no more.
-  EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // rewinds: a fresh run from here on
-  Prediction p = run.predict_now(8);
-  // Same numbers from the trainer's probe directly.
-  auto probe = trainer::next_token_distribution(run.first_trainer().model(), run.tokenizer(), kPrompt, 8);
+  EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // the recording's start: nothing run
+  const Prediction& p = run.first_step_recorded().prediction(run.first_step_pieces() - 1);  // before the update
+  // Same numbers from the trainer's probe directly, on a fresh model.
+  const auto fresh = run.fresh_model();
+  auto probe = trainer::next_token_distribution(fresh->model(), run.tokenizer(), kPrompt, 8);
   ASSERT_EQ(probe.size(), p.top.size());
   for (std::size_t i = 0; i < probe.size(); ++i) EXPECT_DOUBLE_EQ(probe[i].prob, p.top[i].prob);
   // The "other" bar, the longest, is drawn at its probability's length.
@@ -161,7 +162,7 @@ TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
   HeadlessImage img = scene_shot("gradients");
   Image im{img.width, img.height, &img.rgba};
   BoxParts b = box_parts(chip());
-  const StepRecord& rec = StoryRun::get().first_step(12);
+  const PieceRecord& rec = StoryRun::get().first_step(12);
   ASSERT_EQ(rec.grads.layers.size(), 4u);
   double mx = 0;
   for (double g : rec.grads.layers) mx = std::max(mx, g);
@@ -177,7 +178,7 @@ TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
 
 TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
   HeadlessImage img = scene_shot("step");
-  const StepRecord& rec = StoryRun::get().first_step(13);
+  const PieceRecord& rec = StoryRun::get().first_step(13);
   ASSERT_EQ(rec.pieces.back().kind, trainer::PieceKind::Update);
   int moved = 0;
   for (int i = 0; i < 16; ++i) moved += rec.weights_after[i] != rec.weights_before[i];
@@ -207,7 +208,7 @@ TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
 
 TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
   HeadlessImage img = scene_shot("microbatches");
-  const StepRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
+  const PieceRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
   int heads = 0, updates = 0;
   for (const auto& p : rec.pieces) {
     heads += p.kind == trainer::PieceKind::Head;
@@ -383,6 +384,8 @@ TEST(Chapters, SecondGpuIsFilledByRealBroadcastsAndCheckedEqual) {
   EXPECT_TRUE(copy.second_empty_before);  // GPU 2 really started empty
   EXPECT_TRUE(copy.equal_after);          // and the broadcasts made it an exact copy
   ASSERT_GE(copy.layers.size(), 4u);
+  // The chapter's length comes from the plan alone (it must not wait for the copy's job).
+  EXPECT_EQ(static_cast<int>(copy.layers.size()), story_model_copy_broadcasts());
   std::set<int> layers(copy.layers.begin(), copy.layers.end());
   for (int l = 0; l < 4; ++l) EXPECT_TRUE(layers.count(l)) << "layer " << l + 1 << " never copied";
   EXPECT_GT(copy.bytes, 0);
@@ -436,12 +439,12 @@ TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
   }
   // Recount layer 1 for GPU 1 straight from the probe.
   StoryRun& run = StoryRun::get();
-  run.first_step(0);
+  const auto fresh = run.fresh_model();
   const auto& b = run.tray_batch();
   int away = 0;
   for (int text = 0; text < 2; ++text) {
     std::vector<std::int32_t> ids(b.inputs.begin() + text * b.S, b.inputs.begin() + (text + 1) * b.S);
-    for (const auto& c : trainer::router_choices(run.first_trainer().model(), ids, 0))
+    for (const auto& c : trainer::router_choices(fresh->model(), ids, 0))
       for (auto e : c.experts) away += e >= 8;
   }
   EXPECT_EQ(away, tr.crossing[0][0]);
