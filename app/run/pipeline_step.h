@@ -17,7 +17,7 @@ namespace onegpu::app {
 // warm-up, kMeasuredSteps steps run; each op costs the fastest of its measured times (a busy
 // machine only ever adds time: fastest_of()) and the step is replayed on the virtual clock with
 // those costs. The replay's events feed the recorded run's RunState (record_step()), and the
-// step is read from its StepRecord. Its loss is the first measured step's. Cached per
+// step is read from its RunStep. Its loss is the first measured step's. Cached per
 // microbatch count.
 inline constexpr int kMeasuredSteps = 5;
 // Each is made once by a job on the app's job runner. The _ready versions queue it if needed

@@ -6,7 +6,7 @@
 //           dp=8, ep=8): 64 ranks, allocator bytes again;
 //   step    one real 1F1B training step of that 64-rank run, 8 microbatches per first-stage GPU.
 // The step is the fastest of three measured runs (fastest_of()), replayed, its events fed into
-// the recorded run's RunState and read back from its StepRecord (record_step(), read_step() in
+// the recorded run's RunState and read back from its RunStep (record_step(), read_step() in
 // app/run/step_reader.h); its loss is the last measured step's.
 // Each of the three is a job on the app's job runner (the 64-rank run takes seconds): the
 // chapters ask what is ready and show progress until it is.

@@ -28,7 +28,7 @@ const PipeSpan* PipelineStep::span_at(int rank, double v) const {
 // ----------------------------------------------------------------------------------------------
 // the reader
 
-PipelineStep read_step(const RunState& state, const StepRecord& rec) {
+PipelineStep read_step(const RunState& state, const RunStep& rec) {
   const LiveRun* run = state.run();
   if (!run) throw Error("read_step: the run state has no run attached");
   const Plan& plan = run->plan_of(rec.step);
@@ -138,7 +138,7 @@ RecordedStep record_step(std::shared_ptr<const LiveRun> run, const Timeline& tl,
   end.bytes = r.state.run()->tokens_per_step;
   end.virtual_end = tl.end;
   r.state.consume(end);
-  const StepRecord* rec = r.state.last_complete();
+  const RunStep* rec = r.state.last_complete();
   if (!rec) throw Error("record_step: the step did not finish");
   r.step = read_step(r.state, *rec);
   r.step.measured_runs = measured_runs;

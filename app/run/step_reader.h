@@ -93,7 +93,7 @@ struct PipelineStep {
 // op of the plan) and its idle shares from the record (RunState::close); a span's op id names its
 // op in the run's plan, which adds what only the plan says: a compute op's last layer and what a
 // send carries. Throws Error if the record is not complete or misses spans.
-PipelineStep read_step(const RunState& state, const StepRecord& rec);
+PipelineStep read_step(const RunState& state, const RunStep& rec);
 
 // ---- recorded runs ----
 

@@ -33,7 +33,7 @@ struct Tray {
   std::vector<std::string> tokens;    // each token's text, as the tokenizer split it
 };
 
-// What the first step recorded, piece by piece (not the run state's StepRecord: that is one step
+// What the first step recorded, piece by piece (not the run state's RunStep: that is one step
 // of a parallel run, op by op).
 struct PieceRecord {
   std::vector<trainer::Piece> pieces;

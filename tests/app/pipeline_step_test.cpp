@@ -132,7 +132,7 @@ TEST(PipelineStep, ReadFromTheRunStateIsTheTimelineToTheBit) {
   model.n_layers = 8;
   model.n_experts = 16;
   const RecordedStep r = record_step(recorded_run(plan, model, 8, 32), tl, 2.5, 5);
-  const StepRecord* rec = r.state.last_complete();
+  const RunStep* rec = r.state.last_complete();
   ASSERT_NE(rec, nullptr);
   EXPECT_TRUE(rec->spans_whole);
   EXPECT_EQ(rec->ops.size(), plan.ops.size());

@@ -127,7 +127,7 @@ TEST(JobRunner, StepsByHandAreBitwiseTheFreeSteps) {
   EXPECT_NE(hand.rs.find(0)->weights_fingerprint, hand.rs.find(1)->weights_fingerprint) << "an update moves them";
 }
 
-TEST(JobRunner, StepRecordsCarryMemoryRouterAndTraffic) {
+TEST(JobRunner, StepsCarryMemoryRouterAndTraffic) {
   Watched w;
   w.jr.configure(split(2, 2, 1, 1));
   w.settle();

@@ -1,0 +1,153 @@
+// The Lab's cost, offscreen at 1600x900 (llvmpipe here), in one run:
+//   1. A 64-rank `scale` run (pp 8 x dp 8, ep 8, 8 microbatches) trains free while the Lab
+//      draws as fast as it can ("watched"), and while nothing draws and the rings are only
+//      drained every 16 ms ("unwatched"). The two alternate in windows of --window seconds;
+//      each side keeps its best window. Reported: the trainer's tokens/s watched against
+//      unwatched (aim: at least 0.85), the Lab's frames per second while training (aim: 30)
+//      and its slowest frame (aim: under 100 ms).
+//   2. The 512-rank step (pp 8 x dp 64, ep 8, GPipe), paused: frames per second of the Lab
+//      drawing it (aim: 60), against the 16.7 ms a 60 fps frame may take.
+//
+//   build/bench/bench_lab [--window S] [--rounds N] [--frames N] [--no-512]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <imgui.h>
+
+#include "app/app.h"
+#include "app/assets.h"
+#include "app/lab/lab.h"
+#include "app/live/job_runner.h"
+#include "app/options.h"
+#include "render/framebuffer.h"
+#include "render/gl.h"
+#include "render/headless_context.h"
+
+using namespace onegpu;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Tokens trained between two moments, from the run state's finished steps.
+std::int64_t tokens_done(const app::RunState& rs) {
+  const app::LiveRun* run = rs.run();
+  return run ? (std::int64_t)rs.history().size() * run->tokens_per_step : 0;
+}
+
+struct Window {
+  double tokens_per_s = 0, fps = 0, worst_ms = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double window_s = 4.0;
+  int rounds = 3, frames = 60;
+  bool big = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--window") && i + 1 < argc) window_s = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--no-512")) big = false;
+    else {
+      std::fprintf(stderr, "usage: bench_lab [--window S] [--rounds N] [--frames N] [--no-512]\n");
+      return 2;
+    }
+  }
+  const int W = 1600, H = 900;
+  render::HeadlessContext ctx;
+  app::Options o;
+  app::Assets assets = app::find_assets(o);
+  ImGui::CreateContext();
+  {
+    app::App lab(assets, true, true, 1.0f, 0);
+    lab.nav().set_lab(true);
+    render::Framebuffer fb(W, H);
+    fb.bind();
+    app::JobRunner& jr = app::JobRunner::shared();
+    auto pump = [&] { lab.drain_events(); };
+
+    const cli::TrainArgs a64 = app::lab_train_args({"--model", "scale", "--pp", "8", "--dp", "8", "--ep", "8",
+                                                    "--microbatches", "8", "--batch", "64", "--seq", "8"});
+    lab.lab().set_args(a64);
+    jr.configure(a64);
+    jr.wait_idle(pump);
+    std::printf("64-rank scale run (pp 8 x dp 8, ep 8, 8 microbatches, 64 texts of 8 tokens), %dx%d, %s\n", W, H,
+                render::gl_description().c_str());
+    jr.play();
+    // Warm-up: a few steps, and the first frames (shader compile).
+    for (auto t0 = Clock::now(); secs(t0, Clock::now()) < 2.0;) lab.frame(W, H, 1 / 60.f, 0), glFinish();
+
+    Window best_watched, best_unwatched;
+    for (int r = 0; r < rounds; ++r) {
+      for (int side = 0; side < 2; ++side) {
+        const bool watched = side == 0;
+        lab.drain_events();
+        const std::int64_t tok0 = tokens_done(lab.run_state());
+        const auto t0 = Clock::now();
+        int n = 0;
+        double worst = 0;
+        while (secs(t0, Clock::now()) < window_s) {
+          const auto f0 = Clock::now();
+          if (watched) {
+            lab.frame(W, H, 1 / 60.f, secs(t0, f0));
+            glFinish();
+            ++n;
+            worst = std::max(worst, secs(f0, Clock::now()) * 1e3);
+          } else {
+            lab.drain_events();
+            std::this_thread::sleep_for(std::chrono::milliseconds(16));
+          }
+        }
+        lab.drain_events();
+        const double el = secs(t0, Clock::now());
+        Window w{(double)(tokens_done(lab.run_state()) - tok0) / el, watched ? n / el : 0, worst};
+        std::printf("  round %d %-9s %8.0f tokens/s%s\n", r + 1, watched ? "watched" : "unwatched", w.tokens_per_s,
+                    watched ? ("  " + std::to_string((int)(w.fps + 0.5)) + " fps, slowest frame " +
+                               std::to_string((int)(w.worst_ms + 0.5)) + " ms")
+                                  .c_str()
+                            : "");
+        Window& best = watched ? best_watched : best_unwatched;
+        if (w.tokens_per_s > best.tokens_per_s) best = w;
+      }
+    }
+    jr.pause();
+    jr.wait_idle(pump);
+    std::printf("best windows: watched %.0f tokens/s at %.1f fps (slowest frame %.0f ms), unwatched %.0f tokens/s\n",
+                best_watched.tokens_per_s, best_watched.fps, best_watched.worst_ms, best_unwatched.tokens_per_s);
+    std::printf("trainer watched / unwatched: %.2f (aim >= 0.85); fps while training: %.1f (aim >= 30)\n",
+                best_watched.tokens_per_s / std::max(1.0, best_unwatched.tokens_per_s), best_watched.fps);
+
+    if (big) {
+      const cli::TrainArgs a512 = app::lab_train_args({"--model", "scale", "--pp", "8", "--dp", "64", "--ep", "8",
+                                                       "--schedule", "gpipe", "--microbatches", "1", "--batch", "64",
+                                                       "--seq", "8"});
+      jr.configure(a512);
+      jr.step_whole();
+      jr.wait_idle(pump);
+      lab.frame(W, H, 1 / 60.f, 0);
+      glFinish();
+      double total = 0, worst = 0;
+      for (int i = 0; i < frames; ++i) {
+        const auto f0 = Clock::now();
+        lab.frame(W, H, 1 / 60.f, i / 60.0);
+        glFinish();
+        const double ms = secs(f0, Clock::now()) * 1e3;
+        total += ms;
+        worst = std::max(worst, ms);
+      }
+      const double mean = total / frames;
+      std::printf("512-rank step, paused: %.1f ms a frame (%.0f fps), slowest %.1f ms; %.2fx the 16.7 ms of 60 fps\n",
+                  mean, 1e3 / mean, worst, mean / (1000.0 / 60.0));
+    }
+  }
+  ImGui::DestroyContext();
+  return 0;
+}
