@@ -90,6 +90,8 @@ class Lab {
   void controls_panel(const RunnerStatus& st, float scale, const LabFonts& fonts);
   void status_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
   void by_hand_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
+  // lab_readout.cpp: one rank's by-hand read-outs, on the canvas
+  void readout(render::Canvas& c, const render::Rect& area, const RunState& rs, float label);
   // lab_timeline.cpp
   void timeline(const RunState& rs, float scale, const LabFonts& fonts);
   // lab_bubbles.cpp

@@ -35,6 +35,14 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
     ImGui::PopTextWrapPos();
     return;
   }
+  if (plan.config.pp == 1) {
+    ImGui::TextWrapped("One stage: no GPU waits for another's activations, so there is no pipeline bubble. Split with pp > 1 to see one.");
+    ImGui::PopTextWrapPos();
+    drawn_.bubble_shown = true;
+    drawn_.bubble = rec->bubble;
+    drawn_.textbook = rec->textbook;
+    return;
+  }
   ImGui::Text("step %d: idle %.1f%%", rec->step + 1, 100.0 * rec->bubble);
   drawn_.bubble_shown = true;
   drawn_.bubble = rec->bubble;

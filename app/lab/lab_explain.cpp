@@ -1,5 +1,7 @@
 #include "app/lab/lab_explain.h"
 
+#include <span>
+
 namespace onegpu::app {
 
 using trainer::OpKind;
@@ -71,6 +73,39 @@ std::string op_explanation(const trainer::Op& op, const trainer::Plan& plan) {
     case OpKind::Update: return "This GPU measures its share of the gradient size; then the optimizer (AdamW) moves every weight a little.";
   }
   return {};
+}
+
+std::string token_text(const LiveRun& run, std::int64_t id) {
+  if (!run.tokenizer || id < 0 || id >= (std::int64_t)run.tokenizer->vocab_size()) return "?";
+  const std::int32_t one[1] = {(std::int32_t)id};
+  std::string out;
+  for (char c : run.tokenizer->decode(std::span<const std::int32_t>(one, 1))) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
+}
+
+std::string op_short(const trainer::Op& op, int microbatches) {
+  std::string s;
+  switch (op.kind) {
+    case OpKind::Forward: s = "F"; break;
+    case OpKind::Backward:
+    case OpKind::BackwardInput: s = "B"; break;
+    case OpKind::BackwardWeight: s = "W"; break;
+    case OpKind::Send: return "send \u2192" + std::to_string(op.peer + 1);
+    case OpKind::Recv: return "recv \u2190" + std::to_string(op.peer + 1);
+    case OpKind::AllToAll: return "a2a";
+    case OpKind::AllReduce: return "all-reduce";
+    case OpKind::Broadcast: return "bcast L" + std::to_string(op.layer_begin + 1);
+    case OpKind::Update: return "update";
+  }
+  if (op.part == Part::Attention) s += "att";
+  else if (op.part == Part::Experts) s += "exp";
+  else if (op.part == Part::Combine) s += "cmb";
+  if (op.layer_begin >= 0) {
+    s += " " + std::to_string(op.layer_begin + 1);
+    if (op.layer_end > op.layer_begin + 1) s += "\u2013" + std::to_string(op.layer_end);
+  }
+  if (microbatches > 1 && op.microbatch >= 0) s += " mb" + std::to_string(op.microbatch + 1);
+  return s;
 }
 
 std::string span_kind(const OpSpan& s) { return std::string(trainer::to_string(s.kind)); }

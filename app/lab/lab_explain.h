@@ -12,6 +12,10 @@ namespace onegpu::app {
 std::string op_title(const trainer::Op& op);
 // One sentence on what this kind of op does.
 std::string op_explanation(const trainer::Op& op, const trainer::Plan& plan);
+// A token of the run's tokenizer as text a label can show (newlines escaped; "?" if unknown).
+std::string token_text(const LiveRun& run, std::int64_t id);
+// An op's name short enough to sit inside its span: "F 3", "B 1–2 mb2", "send →4", "update".
+std::string op_short(const trainer::Op& op, int microbatches);
 // A span's kind as a short word ("forward", "all-reduce", ...).
 std::string span_kind(const OpSpan& s);
 

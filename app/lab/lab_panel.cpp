@@ -43,14 +43,6 @@ std::string fmt_bytes(double b) {
   return s;
 }
 
-std::string token_text(const LiveRun& run, std::int64_t id) {
-  if (!run.tokenizer || id < 0 || id >= (std::int64_t)run.tokenizer->vocab_size()) return "?";
-  const std::int32_t one[1] = {(std::int32_t)id};
-  std::string t = run.tokenizer->decode(std::span<const std::int32_t>(one, 1));
-  std::string out;
-  for (char c : t) out += c == '\n' ? std::string("\\n") : std::string(1, c);
-  return out;
-}
 
 }  // namespace
 
@@ -189,7 +181,8 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
   heading("STATUS", fonts);
   const char* mode = st.building ? "building" : st.mode == RunMode::Free ? "running" : st.mode == RunMode::Paced ? "running slowly" : "paused";
   const RunStep* last = rs.last_complete();
-  ImGui::Text("%s · step %d%s", mode, st.steps_done, st.in_step ? " (part done)" : "");
+  if (st.in_step) ImGui::Text("%s · step %d under way", mode, st.steps_done + 1);
+  else ImGui::Text("%s · %d step%s done", mode, st.steps_done, st.steps_done == 1 ? "" : "s");
   if (last) {
     ImGui::Text("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
     ImGui::Text("%.0f tokens/s", last->tokens_per_s);
@@ -242,72 +235,7 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
   }
   ImGui::PopTextWrapPos();
 
-  // One rank, layer by layer: what each piece produced.
-  if (!run->by_layer || !cur) return;
-  const RunStep* src = cur;
-  std::vector<const ProbeValue*> guesses, context, grads, moves;
-  const ProbeValue* target = nullptr;
-  auto collect = [&](const RunStep* r) {
-    guesses.clear();
-    context.clear();
-    grads.clear();
-    moves.clear();
-    target = nullptr;
-    for (const ProbeValue& p : r->probes) {
-      if (p.microbatch > 0) continue;  // the first microbatch's text
-      switch (p.kind) {
-        case trainer::ProbeKind::NextToken: guesses.push_back(&p); break;
-        case trainer::ProbeKind::Context: context.push_back(&p); break;
-        case trainer::ProbeKind::Target: target = &p; break;
-        case trainer::ProbeKind::LayerGradNorm: grads.push_back(&p); break;
-        default: break;
-      }
-    }
-    for (const ProbeValue& p : r->probes)
-      if (p.kind == trainer::ProbeKind::UpdateSize) moves.push_back(&p);
-  };
-  collect(src);
-  if (guesses.empty() && rs.last_complete()) collect(src = rs.last_complete());
-  if (!guesses.empty()) {
-    std::string ctx;
-    for (const ProbeValue* p : context) ctx += token_text(*run, p->id);
-    heading(("AFTER THE HEAD (step " + std::to_string(src->step + 1) + ")").c_str(), fonts);
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
-    ImGui::TextDisabled("…%s → next?", ctx.c_str());
-    ImGui::PopTextWrapPos();
-    for (const ProbeValue* g : guesses) {
-      ImGui::ProgressBar((float)g->value, {90.0f * s, 0}, "");
-      ImGui::SameLine();
-      ImGui::Text("%5.1f%%  \"%s\"", 100.0 * g->value, token_text(*run, g->id).c_str());
-    }
-    if (target)
-      ImGui::TextColored(im(render::palette::forward), "really next: \"%s\", given %.1f%%",
-                         token_text(*run, target->id).c_str(), 100.0 * target->value);
-  }
-  if (!grads.empty()) {
-    heading("GRADIENT PER LAYER", fonts);
-    double most = 1e-30;
-    for (const ProbeValue* g : grads) most = std::max(most, g->value);
-    for (const ProbeValue* g : grads) {
-      ImGui::PushStyleColor(ImGuiCol_PlotHistogram, im(render::palette::backward));
-      ImGui::ProgressBar((float)(g->value / most), {90.0f * s, 0}, "");
-      ImGui::PopStyleColor();
-      ImGui::SameLine();
-      ImGui::Text("layer %d  %.4f", g->layer + 1, g->value);
-    }
-  }
-  const RunStep* done = rs.last_complete();
-  if (done) {
-    moves.clear();
-    for (const ProbeValue& p : done->probes)
-      if (p.kind == trainer::ProbeKind::UpdateSize) moves.push_back(&p);
-  }
-  if (!moves.empty()) {
-    heading(("THE UPDATE MOVED (step " + std::to_string(done->step + 1) + ")").c_str(), fonts);
-    for (const ProbeValue* m : moves)
-      if (m->layer < 0) ImGui::Text("all weights by %.3f%% of their size", 100.0 * m->value);
-      else ImGui::TextDisabled("layer %d: %.3f%%", m->layer + 1, 100.0 * m->value);
-  }
+  // One rank, layer by layer: what each piece produced is drawn beside the chip (lab_readout.cpp).
 }
 
 }  // namespace onegpu::app

@@ -57,7 +57,15 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
 
   // Geometry: a title line, a label column for the stages, then a grid of cells.
   const float top = label * 2.2f, left = label * 7.0f, bottom = label * 1.6f, right = label;
-  const float gw = vp.x - left - right, gh = vp.y - top - bottom;
+  float gw = vp.x - left - right;
+  const float gh = vp.y - top - bottom;
+  // One rank stepped layer by layer: the chip takes the left, what each piece produced the rest.
+  Rect read{};
+  if (run->by_layer) {
+    const float chip_w = std::min(gw * 0.26f, gh);
+    read = {{left + chip_w + label * 2.0f, bottom}, {vp.x - right, vp.y - top}};
+    gw = chip_w;
+  }
   const float cell = std::max(2.0f, std::min(gw / (float)dp, gh / (float)pp));
   const float gx = left + (gw - cell * (float)dp) * 0.5f, gy = bottom + (gh - cell * (float)pp) * 0.5f;
   const bool cards = cell >= 90.0f * s;
@@ -208,6 +216,7 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
     }
   }
 
+  if (run->by_layer) readout(c, read, rs, label);
   if (!rec) return;
   // In flight at the playhead: hand-overs as beads, all-reduces as a bar across the copies.
   c.set_layer(2);

@@ -4,6 +4,7 @@
 // than a pixel merge with their neighbours, and at more than 64 ranks the lanes fold into one
 // per stage that shows how many of the stage's ranks are busy, so a 512-rank step stays smooth.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -77,7 +78,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "TIMELINE");
   if (!run || !rec) {
     ImGui::PopFont();
-    ImGui::TextDisabled("Apply a configuration, then press Run or Step one op.");
+    ImGui::TextDisabled(run ? "Press Run or Step one op: each op appears here as it finishes, one lane per GPU."
+                            : "Apply a configuration, then press Run or Step one op.");
     return;
   }
   ImGui::SameLine();
@@ -222,6 +224,14 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
         }
         dl->AddRectFilled({xa, ya}, {xb, yb}, col(c), lane_h > 10 ? 2.0f * s : 0.0f);
         ++rects;
+        // Its name inside, where it fits (a learner reads "F 3", "B 2", "update").
+        if (lane_h >= fonts.small->FontSize * 1.2f && xb - xa > fonts.small->FontSize * 2.5f && o.id < plan.ops.size()) {
+          const std::string name = op_short(plan.op(o.id), plan.config.microbatches);
+          const float tw = fonts.small->CalcTextSizeA(fonts.small->FontSize, FLT_MAX, 0, name.c_str()).x;
+          if (tw + 6 * s < xb - xa)
+            dl->AddText(fonts.small, fonts.small->FontSize, {xa + 3 * s, (ya + yb - fonts.small->FontSize) * 0.5f},
+                        col(render::palette::background, 0.85f), name.c_str());
+        }
       }
       flush();
     }

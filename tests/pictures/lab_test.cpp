@@ -7,7 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <imgui.h>
+
+#include "app/app.h"
+#include "app/assets.h"
 #include "app/headless.h"
+#include "app/live/job_runner.h"
+#include "render/headless_context.h"
 #include "pixels.h"
 #include "render/framebuffer.h"
 
@@ -98,6 +104,52 @@ TEST(LabPictures, FiveHundredTwelveRanksFoldByStage) {
   ASSERT_TRUE(img.lab.bubble_shown);
   EXPECT_DOUBLE_EQ(img.lab.textbook, 7.0 / 8.0);
   words_apart(img.lab);
+}
+
+}  // namespace
+}  // namespace onegpu::app
+
+namespace onegpu::app {
+namespace {
+
+// A split that cannot be made, typed into the panel: the rule appears inline (in the
+// backward colour, under the fields), Apply is refused, and the running run is untouched.
+TEST(LabPictures, BadConfigurationInThePanelIsAnInlineError) {
+  render::HeadlessContext ctx;
+  Options o;
+  Assets assets = find_assets(o);
+  ImGuiContext* imgui = ImGui::CreateContext();
+  {
+    App app(assets, true, true, 1.0f, 0);
+    app.nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    const cli::TrainArgs good = lab_train_args({"--dp", "2", "--ep", "2", "--seq", "16"});
+    jr.configure(good);
+    jr.wait_idle([&] { app.drain_events(); });
+    const auto before = jr.live();
+    ASSERT_NE(before, nullptr);
+    cli::TrainArgs bad = good;
+    bad.ep = 3;  // ep must divide dp
+    app.lab().set_args(bad);
+    EXPECT_EQ(app.lab().edit_error(), JobRunner::check(bad));
+    EXPECT_NE(app.lab().edit_error().find("ep must divide dp"), std::string::npos);
+    render::Framebuffer fb(1600, 900);
+    fb.bind();
+    app.set_frame_ms(-1.0f);
+    app.frame(1600, 900, 0.0f, 0.0);
+    app.frame(1600, 900, 0.0f, 0.1);
+    const std::vector<std::uint8_t> px = fb.read_rgba();
+    std::filesystem::create_directories(ONEGPU_TEST_OUT);
+    render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_bad_config.png", 1600, 900, px);
+    Image im{1600, 900, &px};
+    int pink = 0;
+    for (int y = 0; y < 900; ++y)
+      for (int x = 0; x < (int)app.lab().drawn().ranks_viewport.x && x < 360; ++x) pink += fills::pink(im.at(x, y));
+    EXPECT_GT(pink, 40) << "the rule, written in the side panel";
+    jr.wait_idle([&] { app.drain_events(); });
+    EXPECT_EQ(jr.live(), before) << "nothing was applied";
+  }
+  ImGui::DestroyContext(imgui);
 }
 
 }  // namespace

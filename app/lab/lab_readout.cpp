@@ -1,0 +1,175 @@
+// What a step by hand produced, beside the chip of a one-rank run (layer-by-layer ops): the
+// head's next-token guesses for the first text's last position (and the token that really
+// comes next), each layer's gradient norm as the backward pass reaches it, and how far the
+// update moved each layer's weights. All of it from the run's probe events.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/lab/lab.h"
+#include "app/lab/lab_explain.h"
+#include "render/palette.h"
+
+namespace onegpu::app {
+
+namespace {
+
+using namespace render::palette;
+using render::Align;
+using render::Rect;
+using trainer::ProbeKind;
+
+struct Readout {
+  int head_step = -1, grad_step = -1, move_step = -1;
+  std::string context;
+  std::vector<std::pair<std::int64_t, double>> guesses;  // id, probability
+  std::int64_t target = -1;
+  double target_p = 0;
+  std::vector<double> grads;  // per layer, -1: not reached yet
+  std::vector<double> moves;  // per layer
+  double moved_all = -1;
+};
+
+Readout collect(const RunState& rs, const LiveRun& run) {
+  Readout r;
+  const int L = run.model.n_layers;
+  r.grads.assign((std::size_t)L, -1.0);
+  r.moves.assign((std::size_t)L, -1.0);
+  // The newest step that has each read-out (the step in progress first).
+  const auto& steps = rs.steps();
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    bool head = false, grad = false, move = false;
+    for (const ProbeValue& p : it->probes) {
+      head |= p.kind == ProbeKind::NextToken;
+      grad |= p.kind == ProbeKind::LayerGradNorm;
+      move |= p.kind == ProbeKind::UpdateSize;
+    }
+    if (head && r.head_step < 0) {
+      r.head_step = it->step;
+      for (const ProbeValue& p : it->probes) {
+        if (p.microbatch > 0) continue;  // the first microbatch's text
+        if (p.kind == ProbeKind::Context) r.context += token_text(run, p.id);
+        if (p.kind == ProbeKind::NextToken) r.guesses.push_back({p.id, p.value});
+        if (p.kind == ProbeKind::Target) r.target = p.id, r.target_p = p.value;
+      }
+    }
+    if (grad && r.grad_step < 0) {
+      r.grad_step = it->step;
+      for (const ProbeValue& p : it->probes)
+        if (p.kind == ProbeKind::LayerGradNorm && p.layer >= 0 && p.layer < L) r.grads[(std::size_t)p.layer] = p.value;
+    }
+    if (move && r.move_step < 0) {
+      r.move_step = it->step;
+      for (const ProbeValue& p : it->probes) {
+        if (p.kind != ProbeKind::UpdateSize) continue;
+        if (p.layer < 0) r.moved_all = p.value;
+        else if (p.layer < L) r.moves[(std::size_t)p.layer] = p.value;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float label) {
+  const LiveRun* run = rs.run();
+  if (!run) return;
+  const Readout r = collect(rs, *run);
+  auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
+    const float w = c.text(str, at, size, colour, a);
+    const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
+    drawn_.labels.push_back({{x, at.y - size * 0.22f}, {x + w, at.y + size * 0.75f}});
+  };
+  auto fit = [&](std::string s, float width, float size) {
+    while (s.size() > 4 && c.text_width(s, size) > width) s.erase(0, 1);  // keep the end of a context
+    return s;
+  };
+  const float gap = label * 1.6f;
+  const float col_w = (area.size().x - 2 * gap) / 3.0f;
+  const float top = area.max.y - label * 0.6f;
+  const float row = label * 1.75f;
+  c.set_layer(3);
+
+  // 1. After the head.
+  float x = area.min.x, y = top;
+  say(r.head_step >= 0 ? "After the head (step " + std::to_string(r.head_step + 1) + ")" : "After the head", {x, y}, label,
+      forward, Align::Left);
+  y -= row;
+  if (r.head_step < 0) {
+    say("not reached yet: step to the last layer", {x, y}, label * 0.85f, text_faint, Align::Left);
+  } else {
+    say(fit("\u2026" + r.context + " \u2192 ?", col_w, label * 0.85f), {x, y}, label * 0.85f, text_dim, Align::Left);
+    y -= row;
+    double most = 1e-9;
+    for (const auto& g : r.guesses) most = std::max(most, g.second);
+    for (const auto& [id, p] : r.guesses) {
+      const float bw = col_w * 0.45f * (float)(p / most);
+      c.set_layer(1);
+      c.box({{x, y - label * 0.25f}, {x + std::max(1.0f, bw), y + label * 0.7f}}, render::with_alpha(forward, 0.8f), 2.0f);
+      c.set_layer(3);
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * p);
+      say(pct, {x + col_w * 0.47f, y}, label * 0.85f, text_dim, Align::Left);
+      say(fit("\"" + token_text(*run, id) + "\"", col_w * 0.36f, label * 0.85f), {x + col_w * 0.64f, y}, label * 0.85f,
+          id == r.target ? forward : text, Align::Left);
+      y -= row;
+    }
+    if (r.target >= 0) {
+      char t[96];
+      std::snprintf(t, sizeof t, "really next: \"%s\" at %.1f%%", token_text(*run, r.target).c_str(), 100.0 * r.target_p);
+      say(fit(t, col_w, label * 0.85f), {x, y}, label * 0.85f, forward, Align::Left);
+    }
+  }
+
+  // 2. Gradient per layer, filled in as the backward pass goes down.
+  x = area.min.x + col_w + gap;
+  y = top;
+  say(r.grad_step >= 0 ? "Gradient per layer (step " + std::to_string(r.grad_step + 1) + ")" : "Gradient per layer", {x, y},
+      label, backward, Align::Left);
+  y -= row;
+  double gmost = 1e-12;
+  for (double g : r.grads) gmost = std::max(gmost, g);
+  for (int l = (int)r.grads.size() - 1; l >= 0; --l) {
+    const double g = r.grads[(std::size_t)l];
+    say("layer " + std::to_string(l + 1), {x, y}, label * 0.85f, text_dim, Align::Left);
+    if (g >= 0) {
+      const float bw = col_w * 0.42f * (float)(g / gmost);
+      c.set_layer(1);
+      c.box({{x + col_w * 0.3f, y - label * 0.25f}, {x + col_w * 0.3f + std::max(1.0f, bw), y + label * 0.7f}}, backward, 2.0f);
+      c.set_layer(3);
+      char v[24];
+      std::snprintf(v, sizeof v, "%.3f", g);
+      say(v, {x + col_w * 0.75f, y}, label * 0.85f, text, Align::Left);
+    } else {
+      say("waiting", {x + col_w * 0.3f, y}, label * 0.85f, text_faint, Align::Left);
+    }
+    y -= row;
+  }
+
+  // 3. How far the update moved the weights.
+  x = area.min.x + 2 * (col_w + gap);
+  y = top;
+  say(r.move_step >= 0 ? "The update (step " + std::to_string(r.move_step + 1) + ")" : "The update", {x, y}, label, optimizer,
+      Align::Left);
+  y -= row;
+  if (r.move_step < 0) {
+    say("after the last op of a step", {x, y}, label * 0.85f, text_faint, Align::Left);
+    return;
+  }
+  say("moved each layer's weights by", {x, y}, label * 0.85f, text_dim, Align::Left);
+  y -= row;
+  for (int l = (int)r.moves.size() - 1; l >= 0; --l) {
+    char v[48];
+    std::snprintf(v, sizeof v, "layer %d: %.3f%%", l + 1, 100.0 * r.moves[(std::size_t)l]);
+    say(v, {x, y}, label * 0.85f, text, Align::Left);
+    y -= row;
+  }
+  if (r.moved_all >= 0) {
+    char v[48];
+    std::snprintf(v, sizeof v, "all weights: %.3f%%", 100.0 * r.moved_all);
+    say(v, {x, y}, label * 0.85f, optimizer, Align::Left);
+  }
+}
+
+}  // namespace onegpu::app
