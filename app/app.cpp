@@ -108,8 +108,19 @@ void App::rebuild_fonts() {
 
 void App::drain_events() {
   auto live = JobRunner::shared().live();
-  if (live && live->generation != run_state_.generation()) run_state_.attach(live);
+  const std::uint64_t gen = live ? live->generation : 0;
+  if (recorded_ && gen == recorded_over_) return;  // a recorded run stays until a live one starts
+  recorded_ = false;
+  if (live && gen != run_state_.generation()) run_state_.attach(live);
   run_state_.drain();
+}
+
+void App::show_recorded(std::shared_ptr<const LiveRun> run, const std::vector<trainer::Event>& events) {
+  auto live = JobRunner::shared().live();
+  recorded_over_ = live ? live->generation : 0;
+  recorded_ = true;
+  run_state_.attach(std::move(run));
+  for (const trainer::Event& e : events) run_state_.consume(e);
 }
 
 void App::frame(int fb_w, int fb_h, float dt, double now) {

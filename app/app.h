@@ -37,6 +37,8 @@ class App {
   RunState& run_state() { return run_state_; }
   // Drains the live run's event rings into the run state (App::frame does it once a frame).
   void drain_events();
+  // Shows a recorded run (a trace read back) in the Lab until a live run is applied.
+  void show_recorded(std::shared_ptr<const LiveRun> run, const std::vector<trainer::Event>& events);
   Chapter& chapter(int index);
   Chapter& current() { return chapter(nav_.index()); }
   const render::DrawStats& stats() const { return renderer_.stats(); }
@@ -66,6 +68,8 @@ class App {
   std::string gl_;
   float frame_ms_ = 0.0f;
   RunState run_state_;
+  std::uint64_t recorded_over_ = 0;  // showing a recorded run while the live one is this generation
+  bool recorded_ = false;
   std::unique_ptr<Lab> lab_;
 };
 

@@ -8,6 +8,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/train_command.h"
 #include "app/live/job_runner.h"
+#include "app/live/trace_run.h"
 #include "trainer/error.h"
 #include "app/headless.h"
 #include "app/options.h"
@@ -22,6 +23,13 @@ int app_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // `onegpu lab ...` is the window's --lab; `onegpu train ... --watch` is a Lab that starts running.
   if (!args.empty() && args[0] == "lab") args[0] = "--lab";
+  if (!args.empty() && args[0] == "view") {
+    if (args.size() < 2 || args[1].rfind("--", 0) == 0) {
+      std::fprintf(stderr, "onegpu view: give a trace file, for example: onegpu view scale.json\n");
+      return 2;
+    }
+    args[0] = "--view";
+  }
   if (!args.empty() && args[0] == "train") {
     args[0] = "--lab";
     args.erase(std::remove(args.begin(), args.end(), std::string("--watch")), args.end());
@@ -32,6 +40,15 @@ int app_main(int argc, char** argv) {
   } catch (const OptionsError& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());
     return 2;
+  }
+  if (!o.view.empty() && !o.help) {
+    // Read before any window opens: a bad file is one line and exit 2.
+    try {
+      load_trace_run(o.view);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "onegpu view: error: %s\n", e.what());
+      return 2;
+    }
   }
   if (o.lab && !o.help) {
     // The split is checked as `onegpu train` checks it: one line and exit 2, before any window.

@@ -8,6 +8,7 @@
 #include "app/assets.h"
 #include "app/lab/lab.h"
 #include "app/live/job_runner.h"
+#include "app/live/trace_run.h"
 #include "trainer/error.h"
 #include "render/error.h"
 #include "render/framebuffer.h"
@@ -52,7 +53,9 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
 }
 
 HeadlessImage render_headless_lab(const Options& o) {
-  const cli::TrainArgs args = lab_train_args(o.lab_args);
+  const cli::TrainArgs args = o.view.empty() ? lab_train_args(o.lab_args) : cli::TrainArgs{};
+  TraceRun trace;
+  if (!o.view.empty()) trace = load_trace_run(o.view);
   render::HeadlessContext ctx;
   Assets assets = find_assets(o);
   bool ui = !o.no_ui;
@@ -66,7 +69,8 @@ HeadlessImage render_headless_lab(const Options& o) {
     app.lab().set_args(args);
     JobRunner& jr = JobRunner::shared();
     auto pump = [&] { app.drain_events(); };
-    jr.configure(args);
+    if (!o.view.empty()) app.show_recorded(trace.run, trace.events);
+    else jr.configure(args);
     jr.wait_idle(pump);
     if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
     for (int i = 0; i < o.lab_ops; ++i) {
@@ -98,6 +102,12 @@ HeadlessImage render_headless_lab(const Options& o) {
 }
 
 int run_headless(const Options& o, int chapter_index) {
+  if (!o.view.empty()) {
+    HeadlessImage img = render_headless_lab(o);
+    render::write_png(o.out, img.width, img.height, img.rgba);
+    std::printf("wrote %s (%dx%d, the Lab on %s)\n", o.out.c_str(), img.width, img.height, o.view.c_str());
+    return 0;
+  }
   if (o.lab) {
     HeadlessImage img = render_headless_lab(o);
     render::write_png(o.out, img.width, img.height, img.rgba);

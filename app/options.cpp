@@ -78,6 +78,7 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "--list-chapters") o.list_chapters = true;
     else if (a == "--headless") o.headless = true;
     else if (a == "--chapter") o.chapter = value(i, a);
+    else if (a == "--view") o.view = value(i, a);
     else if (a == "--out") o.out = value(i, a);
     else if (a == "--no-ui") o.no_ui = true;
     else if (a == "--fullscreen") o.fullscreen = true;
@@ -112,6 +113,8 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (!split.empty())
     throw OptionsError("chapters play recorded runs; to run this split live, try: onegpu lab" + split);
+  if (!o.view.empty() && o.lab) throw OptionsError("--view opens a recorded trace: give it without train flags");
+  if (!o.view.empty() && !o.chapter.empty()) throw OptionsError("--view and --chapter do not go together");
   if (!o.lab && (o.lab_steps || o.lab_ops)) throw OptionsError("--steps and --ops are for --lab");
   if (o.lab_steps > 0 && o.lab_ops > 0) throw OptionsError("give --steps or --ops, not both");
   if (o.headless && o.out.empty()) throw OptionsError("--headless needs --out FILE.png");
@@ -131,6 +134,8 @@ Usage:
   onegpu train ... --watch                                train in the Lab instead of the terminal
   onegpu --headless --lab [train flags] [--steps N | --ops K] --out FILE.png [--size WxH]
                                                           run N steps (or K ops by hand), render the Lab
+  onegpu view TRACE.json                                  open a trace from train --trace in the Lab
+  onegpu --headless --view TRACE.json --out FILE.png      render it
   onegpu <command> ...                                    trainer commands (see below)
 
 Options:

@@ -35,6 +35,7 @@ struct Options {
   int lab_steps = 0;          // --headless --lab: whole steps to run before the picture
   int lab_ops = 0;            // --headless --lab: ops to run by hand before the picture
   bool lab_play = false;      // start training at once (train --watch)
+  std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`)
 };
 
 // Throws OptionsError with a one-line message on bad input.

@@ -12,6 +12,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include "app/app.h"
+#include "app/live/trace_run.h"
 #include "app/assets.h"
 #include "render/error.h"
 #include "render/framebuffer.h"
@@ -131,6 +132,11 @@ int run_window(const Options& o, int chapter_index) {
     int saved[4] = {100, 100, w, h};
     bool fullscreen = false;
     if (o.fullscreen) app.nav().apply(Action::ToggleFullscreen, 0.0);
+    if (!o.view.empty()) {
+      TraceRun t = load_trace_run(o.view);
+      app.nav().set_lab(true);
+      app.show_recorded(t.run, t.events);
+    }
     if (o.lab) {
       const cli::TrainArgs a = lab_train_args(o.lab_args);
       app.lab().set_args(a);

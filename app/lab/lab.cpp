@@ -75,8 +75,17 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
     pick_step_ = -1;
     pick_time_ = -1;
     index_ = StepIndex{};
+    if (rs.run() && !rs.run()->recorded_from.empty()) {
+      // A recorded run: the panel shows its split (Apply trains that split live).
+      const cli::TrainArgs& r = rs.run()->args;
+      cli::TrainArgs a = edit_;
+      a.dp = r.dp, a.ep = r.ep, a.pp = r.pp, a.vstages = r.vstages, a.microbatches = r.microbatches;
+      a.schedule = r.schedule;
+      set_args(a);
+    }
   }
   const RunnerStatus st = runner_.status();
+  viewing_ = rs.run() ? rs.run()->recorded_from : std::string();
   const float side = std::round(std::min(W * 0.34f, 360.0f * s));
   const float status_h = std::round(28.0f * s);
   const float bubbles_w = std::round(std::min(W * 0.22f, 300.0f * s));

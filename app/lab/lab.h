@@ -109,6 +109,7 @@ class Lab {
   int pick_step_ = -1;       // -1: the latest
   double pick_time_ = -1;    // playhead set by a click on the ruler (-1: live)
   std::uint64_t seen_generation_ = 0;
+  std::string viewing_;  // the file of a recorded run on screen ("" for the live run)
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for
   mutable StepIndex index_;
   LabDrawn drawn_;

@@ -97,9 +97,9 @@ std::string op_short(const trainer::Op& op, int microbatches) {
     case OpKind::Broadcast: return "bcast L" + std::to_string(op.layer_begin + 1);
     case OpKind::Update: return "update";
   }
-  if (op.part == Part::Attention) s += "att";
-  else if (op.part == Part::Experts) s += "exp";
-  else if (op.part == Part::Combine) s += "cmb";
+  if (op.part == Part::Attention) s += " att";
+  else if (op.part == Part::Experts) s += " exp";
+  else if (op.part == Part::Combine) s += " cmb";
   if (op.layer_begin >= 0) {
     s += " " + std::to_string(op.layer_begin + 1);
     if (op.layer_end > op.layer_begin + 1) s += "\u2013" + std::to_string(op.layer_end);

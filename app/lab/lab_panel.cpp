@@ -63,9 +63,10 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   // read-outs are in view (a click opens it again).
   const auto live = runner_.live();
   const std::uint64_t gen = live ? live->generation : 0;
-  if (gen != config_generation_) {
-    ImGui::SetNextItemOpen(gen == 0, ImGuiCond_Always);
-    config_generation_ = gen;
+  const std::uint64_t shown_gen = viewing_.empty() ? gen : ~1ull;
+  if (shown_gen != config_generation_) {
+    ImGui::SetNextItemOpen(shown_gen == 0, ImGuiCond_Always);
+    config_generation_ = shown_gen;
   }
   const bool open = ImGui::CollapsingHeader("CONFIGURATION");
   ImGui::PopFont();
@@ -148,6 +149,13 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
 
 void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   heading("CONTROLS", fonts);
+  if (!viewing_.empty()) {
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::TextDisabled("Showing %s, a recorded run: nothing to run or step. Apply a configuration to train live.",
+                        viewing_.c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
   const bool have = runner_.live() != nullptr && !st.building;
   const float bw = std::floor((ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f);
   ImGui::BeginDisabled(!have);
@@ -177,13 +185,17 @@ void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts)
 }
 
 void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, const LabFonts& fonts) {
-  (void)s;
   heading("STATUS", fonts);
   const char* mode = st.building ? "building" : st.mode == RunMode::Free ? "running" : st.mode == RunMode::Paced ? "running slowly" : "paused";
   const RunStep* last = rs.last_complete();
-  if (st.in_step) ImGui::Text("%s · step %d under way", mode, st.steps_done + 1);
+  if (!viewing_.empty()) ImGui::Text("recorded · %zu step%s", rs.history().size(), rs.history().size() == 1 ? "" : "s");
+  else if (st.in_step) ImGui::Text("%s · step %d under way", mode, st.steps_done + 1);
   else ImGui::Text("%s · %d step%s done", mode, st.steps_done, st.steps_done == 1 ? "" : "s");
-  if (last) {
+  if (last && std::isnan(last->loss)) {
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::TextDisabled("a trace keeps the ops' times only: no loss, memory or tokens/s");
+    ImGui::PopTextWrapPos();
+  } else if (last) {
     ImGui::Text("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
     ImGui::Text("%.0f tokens/s", last->tokens_per_s);
     ImGui::TextDisabled("step: %.1f ms wall · %.2f ms virtual", last->wall_s * 1e3, last->virtual_s * 1e3);
@@ -203,7 +215,7 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
 
 void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
-  if (!run) return;
+  if (!run || !viewing_.empty()) return;
   heading("BY HAND", fonts);
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
   const trainer::Plan& plan = run->plan_of(st.in_step ? st.steps_done : st.steps_done);

@@ -151,6 +151,16 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       c.box(box, chip_body, cell * 0.08f, chip_edge, 1.0f);
     // The memory wall on the chip's left: weights+gradients, optimizer, activations (bottom up).
     const glm::vec2 sz = box.size();
+    if (mem.empty()) {  // a recorded run has no memory: no wall rather than an empty one
+      const Rect d{{box.min.x + sz.x * 0.1f, box.min.y + sz.y * 0.2f}, {box.max.x - sz.x * 0.1f, box.max.y - sz.y * (cards ? 0.34f : 0.2f)}};
+      c.set_layer(1);
+      c.box(d, glow ? die : render::mix(chip_body, lit_dim, 0.6f), sz.x * 0.04f);
+      if (cards) {
+        c.set_layer(3);
+        say("GPU " + std::to_string(r + 1), {box.min.x + sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label, text, Align::Left);
+      }
+      continue;
+    }
     const Rect wall{{box.min.x + sz.x * 0.08f, box.min.y + sz.y * 0.1f}, {box.min.x + sz.x * 0.26f, box.max.y - sz.y * (cards ? 0.24f : 0.1f)}};
     c.set_layer(1);
     c.box(wall, memory_fill, 2.0f, memory, 1.0f);
@@ -244,8 +254,10 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
 
   // Scale note: every wall is measured, on one scale.
   c.set_layer(3);
-  say("walls: measured bytes per GPU, full height " + mb(most) + "   ·   lavender weights + gradients · sand optimizer · amber activations",
-         {label * 0.8f, label * 0.5f}, label * 0.8f, text_faint, Align::Left);
+  say(!run->recorded_from.empty() ? std::string("a recorded run: the trace keeps no memory, so the chips have no walls")
+                  : "walls: measured bytes per GPU, full height " + mb(most) +
+                        "   ·   lavender weights + gradients · sand optimizer · amber activations",
+      {label * 0.8f, label * 0.5f}, label * 0.8f, text_faint, Align::Left);
 }
 
 }  // namespace onegpu::app

@@ -47,10 +47,17 @@ struct LiveRun {
   int seq = 0;                     // tokens per text
   bool by_layer = false;           // one op per layer (one rank): the learner's view
   std::shared_ptr<const trainer::BpeTokenizer> tokenizer;  // to show probe tokens as text
+  std::string recorded_from;       // a run read back from this file (trace_run.h), not live
   std::int64_t tokens_per_step = 0;
   const trainer::Plan& plan_of(int step) const {
+    if (!first_plan_steps.empty()) {  // a recorded run says which steps had the first plan
+      for (int s : first_plan_steps)
+        if (s == step) return *first_plan;
+      return *steady_plan;
+    }
     return step == 0 && first_plan ? *first_plan : *steady_plan;
   }
+  std::vector<int> first_plan_steps;  // recorded runs only (see plan_of)
   const trainer::RunConfig& config() const { return steady_plan->config; }
   int world() const { return steady_plan->world(); }
 };

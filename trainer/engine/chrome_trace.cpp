@@ -240,15 +240,31 @@ void write_chrome_trace(const std::string& path, std::span<const TraceStep> step
 
 // ---- reading ----
 
-std::vector<TraceOp> parse_chrome_trace(std::string_view text, const std::string& source) {
+TraceFile parse_trace_file(std::string_view text, const std::string& source) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw Error(source + " is empty");
-  std::vector<TraceOp> ops;
+  TraceFile file;
+  std::vector<TraceOp>& ops = file.ops;
   std::size_t i = 0;
   try {
     const json::Value doc = json::parse(text);
-    const json::Value* events = doc.find("traceEvents");
+    const json::Value* events = doc.is_object() ? doc.find("traceEvents") : nullptr;
     if (!doc.is_object() || !events)
       throw Error("not a trace (expected a JSON object with \"traceEvents\")");
+    if (const json::Value* od = doc.find("otherData"); od && od->is_object() && od->find("pp") && od->find("schedule")) {
+      RunConfig& c = file.config;
+      auto num = [&](const char* k, int& v) {
+        if (const json::Value* x = od->find(k)) v = static_cast<int>(x->as_int());
+      };
+      c.schedule = parse_schedule(od->at("schedule").as_string());
+      num("pp", c.pp);
+      num("dp", c.dp);
+      num("ep", c.ep);
+      num("vstages", c.vstages);
+      num("microbatches", c.microbatches);
+      num("layers", c.layers);
+      num("experts", c.experts);
+      file.has_config = true;
+    }
     for (const json::Value& e : events->as_array()) {
       ++i;
       if (e.at("ph").as_string() != "X") continue;
@@ -262,13 +278,26 @@ std::vector<TraceOp> parse_chrome_trace(std::string_view text, const std::string
         if (const json::Value* v = a->find("step")) o.step = static_cast<int>(v->as_int());
         if (const json::Value* v = a->find("microbatch")) o.microbatch = static_cast<int>(v->as_int());
         if (const json::Value* v = a->find("bytes")) o.bytes = v->as_int();
+        if (const json::Value* v = a->find("op")) o.op = v->as_int();
       }
       ops.push_back(std::move(o));
     }
   } catch (const Error& e) {
     throw Error(source + ": " + (i ? "event " + std::to_string(i) + ": " : std::string()) + e.what());
   }
-  return ops;
+  return file;
+}
+
+std::vector<TraceOp> parse_chrome_trace(std::string_view text, const std::string& source) {
+  return parse_trace_file(text, source).ops;
+}
+
+TraceFile read_trace_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot read trace " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return parse_trace_file(ss.str(), "trace " + path);
 }
 
 std::vector<TraceOp> read_chrome_trace(const std::string& path) {

@@ -63,7 +63,18 @@ struct TraceOp {
   int microbatch = -1;      // -1: not per microbatch (collectives, update)
   double begin_us = 0, end_us = 0;  // virtual time, microseconds from the trace's start
   std::int64_t bytes = 0;
+  std::int64_t op = -1;     // the op's id in its step's plan (args.op)
 };
+
+// A whole trace as written by onegpu: its ops and the run configuration in "otherData"
+// (has_config is false for a trace from elsewhere; sizes in config stay at their defaults).
+struct TraceFile {
+  std::vector<TraceOp> ops;
+  bool has_config = false;
+  RunConfig config;
+};
+TraceFile parse_trace_file(std::string_view text, const std::string& source = "trace");
+TraceFile read_trace_file(const std::string& path);
 
 // The ops of the trace at path, in file order. Throws one Error naming the path when the file
 // is missing, empty, not JSON, truncated, or not shaped like our traces (wrong types).

@@ -1,0 +1,87 @@
+#include "app/live/trace_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "trainer/engine/chrome_trace.h"
+#include "trainer/engine/engine.h"
+#include "trainer/error.h"
+#include "trainer/plan/plan.h"
+
+namespace onegpu::app {
+
+using trainer::Error;
+
+TraceRun load_trace_run(const std::string& path) {
+  trainer::TraceFile f = trainer::read_trace_file(path);
+  if (!f.has_config)
+    throw Error("trace " + path + " carries no run configuration (it was not written by onegpu train --trace)");
+  if (f.ops.empty()) throw Error("trace " + path + " holds no ops");
+  trainer::RunConfig rc = f.config;
+  try {
+    trainer::validate(rc);
+  } catch (const Error& e) {
+    throw Error("trace " + path + ": its configuration cannot be split: " + e.what());
+  }
+  auto info = std::make_shared<LiveRun>();
+  info->generation = std::numeric_limits<std::uint64_t>::max() / 2 + 1;  // never a live run's
+  info->recorded_from = path;
+  info->steady_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc));
+  info->first_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc, {.broadcast_model = true}));
+  info->model.name = "from " + path;
+  info->model.n_layers = rc.layers;
+  info->model.n_experts = rc.experts;
+  info->model.top_k = rc.top_k;
+  info->args.dp = rc.dp;
+  info->args.ep = rc.ep;
+  info->args.pp = rc.pp;
+  info->args.vstages = rc.vstages;
+  info->args.microbatches = rc.microbatches;
+  info->args.schedule = std::string(trainer::to_string(rc.schedule));
+  info->args.model = "(trace)";
+
+  // Ops by step: the trace counts steps from 1 (a one-step trace says -1), the run state from 0.
+  std::map<int, std::vector<const trainer::TraceOp*>> by_step;
+  for (const auto& o : f.ops) by_step[std::max(0, o.step - 1)].push_back(&o);
+  TraceRun out;
+  info->first_plan_steps.push_back(-1);  // none yet; a marker so plan_of asks the list
+  for (const auto& [step, ops] : by_step) {
+    // A run's first step also broadcasts the weights: its plan is the one with more ops.
+    const bool first = ops.size() == info->first_plan->ops.size();
+    const trainer::Plan& plan = first ? *info->first_plan : *info->steady_plan;
+    if (first) info->first_plan_steps.push_back(step);
+    if (ops.size() != plan.ops.size())
+      throw Error("trace " + path + ": step " + std::to_string(step) + " has " + std::to_string(ops.size()) +
+                  " ops, its configuration's plan " + std::to_string(plan.ops.size()));
+    double t0 = std::numeric_limits<double>::infinity();
+    for (const auto* o : ops) t0 = std::min(t0, o->begin_us);
+    trainer::Timeline tl;
+    tl.ops.assign(plan.ops.size(), trainer::OpTime{});
+    std::vector<bool> seen(plan.ops.size(), false);
+    for (const auto* o : ops) {
+      if (o->op < 0 || (std::size_t)o->op >= plan.ops.size() || plan.ops[(std::size_t)o->op].rank != o->rank ||
+          seen[(std::size_t)o->op])
+        throw Error("trace " + path + ": an op of step " + std::to_string(step) + " does not match its configuration's plan");
+      seen[(std::size_t)o->op] = true;
+      trainer::OpTime& t = tl.ops[(std::size_t)o->op];
+      t.begin = (o->begin_us - t0) * 1e-6;
+      t.end = (o->end_us - t0) * 1e-6;
+      t.measured_s = t.end - t.begin;
+      tl.end = std::max(tl.end, t.end);
+    }
+    for (const trainer::Event& e : trainer::timeline_events(plan, tl, step)) out.events.push_back(e);
+    trainer::Event end;
+    end.kind = trainer::EventKind::StepEnd;
+    end.step = step;
+    end.value = std::numeric_limits<double>::quiet_NaN();  // a trace has no loss
+    end.virtual_end = tl.end;
+    out.events.push_back(end);
+    ++out.steps;
+  }
+  out.run = info;
+  return out;
+}
+
+}  // namespace onegpu::app
