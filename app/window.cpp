@@ -1,6 +1,7 @@
 #include "app/window.h"
 
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 
@@ -158,7 +159,11 @@ int run_window(const Options& o, int chapter_index) {
       }
       int fw, fh;
       glfwGetFramebufferSize(win, &fw, &fh);
-      if (fw <= 0 || fh <= 0) continue;  // minimised
+      if (fw <= 0 || fh <= 0) {  // minimised: draw nothing, but keep taking the run's events
+        app.drain_events();
+        std::this_thread::sleep_for(std::chrono::milliseconds(16));
+        continue;
+      }
       ImGui_ImplGlfw_NewFrame();
       auto f0 = std::chrono::steady_clock::now();
       app.frame(fw, fh, frame == 0 ? 0.0f : dt, now);
@@ -177,6 +182,9 @@ int run_window(const Options& o, int chapter_index) {
         std::printf("drew %d frames at %dx%d (%s)\n", frame + 1, fw, fh, render::gl_description().c_str());
         break;
       }
+      // At most 60 frames a second even where the display has no vertical sync (Xvfb, some
+      // drivers): the trainer shares these cores and needs them more than a 200th frame.
+      std::this_thread::sleep_until(f0 + std::chrono::microseconds(16667));
     }
   } catch (const render::Error& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());

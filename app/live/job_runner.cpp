@@ -26,6 +26,7 @@ using trainer::EventKind;
 struct JobRunner::Command {
   enum Kind { Configure, Play, Pause, StepOp, StepMicrobatch, StepWhole, Reset, Job } kind = Pause;
   cli::TrainArgs args;
+  std::size_t ring = std::size_t{1} << 16;
   double pace = 0;
   std::string what;
   std::function<void()> job;
@@ -95,10 +96,11 @@ void JobRunner::push(Command c) {
   cv_.notify_all();
 }
 
-void JobRunner::configure(const cli::TrainArgs& a) {
+void JobRunner::configure(const cli::TrainArgs& a, std::size_t ring_capacity) {
   Command c;
   c.kind = Command::Configure;
   c.args = a;
+  c.ring = ring_capacity;
   push(std::move(c));
 }
 void JobRunner::play(double ops_per_second) {
@@ -232,12 +234,12 @@ void JobRunner::carry_out(Command& c) {
   try {
     switch (c.kind) {
       case Command::Configure:
-        do_configure(c.args);
+        do_configure(c.args, c.ring);
         break;
       case Command::Reset:
         if (run_->info) {
           cli::TrainArgs a = run_->info->args;
-          do_configure(a);
+          do_configure(a, run_->info->events->capacity(0));
         }
         break;
       case Command::Play:
@@ -305,7 +307,7 @@ void JobRunner::carry_out(Command& c) {
   publish_status();
 }
 
-void JobRunner::do_configure(const cli::TrainArgs& a) {
+void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity) {
   const std::string why = check(a);
   if (!why.empty()) throw trainer::Error(why);  // the running configuration stays as it was
   {
@@ -358,8 +360,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a) {
   info->tokens_per_step = (std::int64_t)a.batch * info->seq;
   info->by_layer = o.op_per_layer;
   info->tokenizer = L.tok;
-  // Lanes: one per engine worker, plus the runner's (bigger: a 512-rank step's records).
-  info->events = std::make_shared<trainer::EventStream>(workers + 1, 1u << 16);
+  // Lanes: one per engine worker, plus the runner's own (which waits a little for room).
+  info->events = std::make_shared<trainer::EventStream>(workers + 1, std::max<std::size_t>(ring_capacity, 16));
   o.events = info->events.get();
   const trainer::RunConfig rc = trainer::parallel_run_config(mc, o);
   info->steady_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc));
@@ -444,8 +446,9 @@ void JobRunner::quantum() {
 void JobRunner::emit(const Event& e) {
   trainer::EventStream& s = *run_->info->events;
   const std::size_t lane = (std::size_t)run_->info->workers;
-  // The runner is not a compute worker: it may wait for the app to drain (never forever).
-  for (int i = 0; s.room(lane) < 2 && i < 5000; ++i) {
+  // The runner is not a compute worker: it may wait a little for the app to drain (a frame
+  // or two); past that the event is dropped and counted like any other, never waited on.
+  for (int i = 0; s.room(lane) < 2 && i < 50; ++i) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) break;

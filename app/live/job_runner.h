@@ -94,7 +94,9 @@ class JobRunner {
   static std::string check(const cli::TrainArgs& a);
 
   // ---- commands: queued, carried out in order on the runner's thread ----
-  void configure(const cli::TrainArgs& a);  // a new run from step 0; a bad one leaves the old
+  // A new run from step 0; a bad one leaves the old. ring_capacity: events per worker lane
+  // (the default holds several steps of 512 ranks between two frames; tests make it tiny).
+  void configure(const cli::TrainArgs& a, std::size_t ring_capacity = std::size_t{1} << 16);
   void play(double ops_per_second = 0);      // 0: as fast as it goes
   void pause();                              // stops between two ops
   void step_op();                            // exactly the next op of the by-hand order
@@ -123,7 +125,7 @@ class JobRunner {
   void push(Command c);
   void carry_out(Command& c);
   void quantum();  // one slice of play
-  void do_configure(const cli::TrainArgs& a);
+  void do_configure(const cli::TrainArgs& a, std::size_t ring_capacity);
   void ensure_step();
   void after_ops();  // finishes the step if its last op ran
   void finish_step(bool by_hand);

@@ -154,3 +154,45 @@ TEST(LabPictures, BadConfigurationInThePanelIsAnInlineError) {
 
 }  // namespace
 }  // namespace onegpu::app
+
+namespace onegpu::app {
+namespace {
+
+// Rings far too small for a step: what was lost is counted per lane in the run state and
+// said in the status bar, in the backward colour.
+TEST(LabPictures, LostEventsAreCountedAndShown) {
+  render::HeadlessContext ctx;
+  Options o;
+  Assets assets = find_assets(o);
+  ImGuiContext* imgui = ImGui::CreateContext();
+  {
+    App app(assets, true, true, 1.0f, 0);
+    app.nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    jr.configure(lab_train_args({"--pp", "2", "--microbatches", "4", "--seq", "16", "--workers", "1"}), 16);
+    jr.wait_idle([&] { app.drain_events(); });
+    jr.step_whole();
+    jr.wait_idle();  // no draining meanwhile: the engine's lane overflows
+    app.drain_events();
+    ASSERT_GT(app.run_state().dropped(), 0u);
+    EXPECT_GT(app.run_state().dropped_per_lane()[0], 0u) << "the one worker's lane";
+    render::Framebuffer fb(1600, 900);
+    fb.bind();
+    app.set_frame_ms(-1.0f);
+    app.frame(1600, 900, 0.0f, 0.0);
+    app.frame(1600, 900, 0.0f, 0.1);
+    const std::vector<std::uint8_t> px = fb.read_rgba();
+    render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_lost_events.png", 1600, 900, px);
+    Image im{1600, 900, &px};
+    int pink = 0;
+    for (int y = 900 - 28; y < 900; ++y)
+      for (int x = 0; x < 800; ++x) pink += fills::pink(im.at(x, y));
+    EXPECT_GT(pink, 30) << "the status bar says events were lost";
+    EXPECT_FALSE(app.lab().drawn().bubble_shown && app.lab().drawn().bubble > 0)
+        << "no bubble figure from a step with missing spans";
+  }
+  ImGui::DestroyContext(imgui);
+}
+
+}  // namespace
+}  // namespace onegpu::app
