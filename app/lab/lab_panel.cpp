@@ -202,6 +202,32 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
   } else {
     ImGui::TextDisabled("no step finished yet");
   }
+  // The experts: how evenly the routers spread the tokens, and how many crossed GPUs.
+  if (last && !last->router.empty() && rs.run()) {
+    const int E = rs.run()->model.n_experts, L = rs.run()->model.n_layers;
+    std::int64_t routed = 0, busiest = 0;
+    int bl = 0, be = 0;
+    for (int l = 0; l < L; ++l)
+      for (int e = 0; e < E; ++e) {
+        const std::int64_t n = last->router[(std::size_t)(l * E + e)];
+        routed += n;
+        if (n > busiest) busiest = n, bl = l, be = e;
+      }
+    if (routed > 0) {
+      const double mean = (double)routed / (double)(L * E);
+      ImGui::PushFont(fonts.small);
+      ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+      ImGui::TextDisabled("busiest expert: layer %d, expert %d, %lld token rows (%.1f× the mean)", bl + 1, be + 1,
+                          (long long)busiest, busiest / mean);
+      std::int64_t crossed = 0;
+      for (const TrafficRow& t : last->traffic) crossed += t.rows;
+      if (rs.run()->config().ep > 1)
+        ImGui::TextDisabled("all-to-all: %lld of %lld rows went to another GPU (%.0f%%)", (long long)crossed,
+                            (long long)routed, 100.0 * (double)crossed / (double)routed);
+      ImGui::PopTextWrapPos();
+      ImGui::PopFont();
+    }
+  }
   const std::uint64_t drops = rs.dropped();
   ImGui::PushFont(fonts.small);
   if (drops > 0)
