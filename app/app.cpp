@@ -174,6 +174,13 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
 }
 
 void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
+  // Opened with nothing to show: start the panel's configuration, so "Step one op" works at once.
+  if (!recorded_ && !lab_autostarted_) {
+    const RunnerStatus st = JobRunner::shared().status();
+    if (!JobRunner::shared().live() && !st.building && st.queued == 0 && st.error.empty())
+      JobRunner::shared().configure(lab_->args());
+    lab_autostarted_ = true;
+  }
   glBindVertexArray(0);
   glViewport(0, 0, fb_w, fb_h);
   glDisable(GL_SCISSOR_TEST);

@@ -70,6 +70,7 @@ class App {
   RunState run_state_;
   std::uint64_t recorded_over_ = 0;  // showing a recorded run while the live one is this generation
   bool recorded_ = false;
+  bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
   std::unique_ptr<Lab> lab_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 #include <cstdio>
 #include <cstdlib>
 
@@ -33,13 +34,22 @@ struct Glfw {
   ~Glfw() { if (ok) glfwTerminate(); }
 };
 
-// Maps this frame's key presses to story actions (or, with the Lab open, to its commands).
-void handle_keys(App& app, double now) {
+// Every key press since the last frame, in order. A clicker's tap can go down and up within
+// one frame, which ImGui's per-frame key state would miss; the callback below sees each one.
+struct KeyPress {
+  int key, mods;
+};
+std::vector<KeyPress> g_presses;
+
+void key_callback(GLFWwindow*, int key, int, int action, int mods) {
+  if (action == GLFW_PRESS) g_presses.push_back({key, mods});  // repeats are not new presses
+}
+
+// Maps one key press to a story action (or, with the Lab open, to its commands).
+void handle_key(App& app, double now, const KeyPress& k) {
   Navigator& nav = app.nav();
-  ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;
-  auto pressed = [](int key) { return ImGui::IsKeyPressed(key, false); };
-  if (io.KeyCtrl) {
+  auto pressed = [&](int key) { return k.key == key; };
+  if (k.mods & GLFW_MOD_CONTROL) {
     if (pressed(GLFW_KEY_Q)) nav.apply(Action::Quit, now);
     if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) nav.apply(Action::ScaleUp, now);
     if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) nav.apply(Action::ScaleDown, now);
@@ -66,9 +76,17 @@ void handle_keys(App& app, double now) {
   if (pressed(GLFW_KEY_TAB)) nav.apply(Action::ToggleSidebar, now);
   if (pressed(GLFW_KEY_F11)) nav.apply(Action::ToggleFullscreen, now);
   if (pressed(GLFW_KEY_ESCAPE)) nav.apply(Action::Escape, now);
+}
+
+void handle_keys(App& app, double now) {
+  ImGuiIO& io = ImGui::GetIO();
+  std::vector<KeyPress> presses;
+  presses.swap(g_presses);
+  if (!io.WantTextInput)  // typing into a field of the Lab is not a command
+    for (const KeyPress& k : presses) handle_key(app, now, k);
   // The wheel over the scene turns chapters; over a panel it scrolls the panel.
-  if (!io.WantCaptureMouse && io.MouseWheel != 0.0f)
-    nav.apply(io.MouseWheel < 0 ? Action::WheelForward : Action::WheelBack, now);
+  if (!app.nav().lab_open() && !io.WantCaptureMouse && io.MouseWheel != 0.0f)
+    app.nav().apply(io.MouseWheel < 0 ? Action::WheelForward : Action::WheelBack, now);
 }
 
 void set_fullscreen(GLFWwindow* w, bool on, int saved[4]) {
@@ -124,6 +142,7 @@ int run_window(const Options& o, int chapter_index) {
   }
 
   ImGui::CreateContext();
+  glfwSetKeyCallback(win, key_callback);  // before ImGui's, which calls it in turn
   ImGui_ImplGlfw_InitForOpenGL(win, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   int rc = 0;

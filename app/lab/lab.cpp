@@ -90,7 +90,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   const float status_h = std::round(28.0f * s);
   const float bubbles_w = std::round(std::min(W * 0.22f, 300.0f * s));
   const float avail_h = H - status_h;
-  const float ranks_h = std::round(avail_h * 0.44f);
+  // One rank stepped by hand needs room for its read-outs more than its one timeline lane does.
+  const bool by_layer = rs.run() && rs.run()->by_layer;
+  const float ranks_h = std::round(avail_h * (by_layer ? 0.6f : 0.44f));
   constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
                                       ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                                       ImGuiWindowFlags_NoBringToFrontOnFocus;

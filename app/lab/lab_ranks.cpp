@@ -45,8 +45,8 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   const LiveRun* run = rs.run();
   const float label = std::max(12.0f * s, std::min(vp.x, vp.y) * 0.022f);  // one size rule for the view's words
   if (!run) {
-    say("No run yet: choose a configuration and press Apply.", {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim,
-           Align::Center);
+    say(runner_.status().building ? "Building the run…" : "No run yet: choose a configuration and press Apply.",
+        {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim, Align::Center);
     return;
   }
   const RunStep* rec = shown(rs);
@@ -83,7 +83,10 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
                 pp > 1 ? "s" : "", dp, dp > 1 ? "ies" : "y",
                 ep > 1 ? (", experts split over groups of " + std::to_string(ep)).c_str() : "");
   c.set_layer(3);
-  say(title, {label * 0.8f, vp.y - label * 1.4f}, label * 1.1f, text, Align::Left);
+  {
+    const float want = label * 1.1f, w = c.text_width(title, want), room = vp.x - label * 1.6f;
+    say(title, {label * 0.8f, vp.y - label * 1.4f}, w > room ? want * room / w : want, text, Align::Left);
+  }
 
   // Memory: the last finished step's bytes per rank; activations follow the playhead.
   const std::vector<RankMemory>& mem = rs.resident();
@@ -254,10 +257,15 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
 
   // Scale note: every wall is measured, on one scale.
   c.set_layer(3);
-  say(!run->recorded_from.empty() ? std::string("a recorded run: the trace keeps no memory, so the chips have no walls")
-                  : "walls: measured bytes per GPU, full height " + mb(most) +
-                        "   ·   lavender weights + gradients · sand optimizer · amber activations",
-      {label * 0.8f, label * 0.5f}, label * 0.8f, text_faint, Align::Left);
+  {
+    // The footer: the scale of the walls, shrunk (not cut) to the view's width.
+    const std::string note = !run->recorded_from.empty()
+                                 ? std::string("a recorded run: the trace keeps no memory, so the chips have no walls")
+                                 : "walls: measured bytes per GPU, full height " + mb(most) +
+                                       "   ·   lavender weights + gradients · sand optimizer · amber activations";
+    const float want = label * 0.8f, w = c.text_width(note, want), room = vp.x - label * 1.6f;
+    say(note, {label * 0.8f, label * 0.5f}, w > room ? want * room / w : want, text_faint, Align::Left);
+  }
 }
 
 }  // namespace onegpu::app

@@ -72,10 +72,16 @@ Readout collect(const RunState& rs, const LiveRun& run) {
 
 }  // namespace
 
-void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float label) {
+void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float label_max) {
   const LiveRun* run = rs.run();
   if (!run) return;
   const Readout r = collect(rs, *run);
+  // The text takes the view's size rule, but never more than its area holds: the tallest
+  // column's rows in the height, about eleven letters a column in the width.
+  const int rows = std::max({9, run->model.n_layers + 1, run->model.n_layers + 3});
+  const float label = std::min({label_max, area.size().y / ((float)rows * 1.75f + 0.6f),
+                                (area.size().x - 3.2f * label_max) / 3.0f / 11.0f});
+  if (label < 6.0f) return;  // no room at all: the timeline and the side panel still say it
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
     const float w = c.text(str, at, size, colour, a);
     const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
@@ -85,6 +91,12 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
     while (s.size() > 4 && c.text_width(s, size) > width) s.erase(0, 1);  // keep the end of a context
     return s;
   };
+  // A heading keeps its words and shrinks (to 70% at most) to fit its column.
+  auto heading = [&](const std::string& str, glm::vec2 at, float width, glm::vec4 colour) {
+    const float w = c.text_width(str, label);
+    const float size = w > width ? std::max(label * 0.7f, label * width / w) : label;
+    say(str, at, size, colour, Align::Left);
+  };
   const float gap = label * 1.6f;
   const float col_w = (area.size().x - 2 * gap) / 3.0f;
   const float top = area.max.y - label * 0.6f;
@@ -93,8 +105,8 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
 
   // 1. After the head.
   float x = area.min.x, y = top;
-  say(r.head_step >= 0 ? "After the head (step " + std::to_string(r.head_step + 1) + ")" : "After the head", {x, y}, label,
-      forward, Align::Left);
+  heading(r.head_step >= 0 ? "After the head (step " + std::to_string(r.head_step + 1) + ")" : "After the head", {x, y},
+          col_w, forward);
   y -= row;
   if (r.head_step < 0) {
     say("not reached yet: step to the last layer", {x, y}, label * 0.85f, text_faint, Align::Left);
@@ -103,21 +115,28 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
     y -= row;
     double most = 1e-9;
     for (const auto& g : r.guesses) most = std::max(most, g.second);
+    // Bar, then the percentage right-aligned after it, then the token: placed by measured widths.
+    const float small = label * 0.85f, pad = label * 0.4f;
+    const float pct_w = c.text_width("100.0%", small), bar_max = col_w * 0.32f;
     for (const auto& [id, p] : r.guesses) {
-      const float bw = col_w * 0.45f * (float)(p / most);
+      const float bw = bar_max * (float)(p / most);
       c.set_layer(1);
       c.box({{x, y - label * 0.25f}, {x + std::max(1.0f, bw), y + label * 0.7f}}, render::with_alpha(forward, 0.8f), 2.0f);
       c.set_layer(3);
       char pct[16];
       std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * p);
-      say(pct, {x + col_w * 0.47f, y}, label * 0.85f, text_dim, Align::Left);
-      say(fit("\"" + token_text(*run, id) + "\"", col_w * 0.36f, label * 0.85f), {x + col_w * 0.64f, y}, label * 0.85f,
-          id == r.target ? forward : text, Align::Left);
+      const float px = x + bar_max + pad + pct_w;
+      say(pct, {px, y}, small, text_dim, Align::Right);
+      const float tx = px + pad;
+      say(fit("\"" + token_text(*run, id) + "\"", x + col_w - tx, small), {tx, y}, small, id == r.target ? forward : text,
+          Align::Left);
       y -= row;
     }
     if (r.target >= 0) {
+      say("really next:", {x, y}, label * 0.85f, forward, Align::Left);
+      y -= row;
       char t[96];
-      std::snprintf(t, sizeof t, "really next: \"%s\" at %.1f%%", token_text(*run, r.target).c_str(), 100.0 * r.target_p);
+      std::snprintf(t, sizeof t, "%.1f%%  \"%s\"", 100.0 * r.target_p, token_text(*run, r.target).c_str());
       say(fit(t, col_w, label * 0.85f), {x, y}, label * 0.85f, forward, Align::Left);
     }
   }
@@ -125,39 +144,44 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
   // 2. Gradient per layer, filled in as the backward pass goes down.
   x = area.min.x + col_w + gap;
   y = top;
-  say(r.grad_step >= 0 ? "Gradient per layer (step " + std::to_string(r.grad_step + 1) + ")" : "Gradient per layer", {x, y},
-      label, backward, Align::Left);
+  heading(r.grad_step >= 0 ? "Gradient per layer (step " + std::to_string(r.grad_step + 1) + ")" : "Gradient per layer",
+          {x, y}, col_w, backward);
   y -= row;
   double gmost = 1e-12;
   for (double g : r.grads) gmost = std::max(gmost, g);
-  for (int l = (int)r.grads.size() - 1; l >= 0; --l) {
-    const double g = r.grads[(std::size_t)l];
-    say("layer " + std::to_string(l + 1), {x, y}, label * 0.85f, text_dim, Align::Left);
-    if (g >= 0) {
-      const float bw = col_w * 0.42f * (float)(g / gmost);
-      c.set_layer(1);
-      c.box({{x + col_w * 0.3f, y - label * 0.25f}, {x + col_w * 0.3f + std::max(1.0f, bw), y + label * 0.7f}}, backward, 2.0f);
-      c.set_layer(3);
-      char v[24];
-      std::snprintf(v, sizeof v, "%.3f", g);
-      say(v, {x + col_w * 0.75f, y}, label * 0.85f, text, Align::Left);
-    } else {
-      say("waiting", {x + col_w * 0.3f, y}, label * 0.85f, text_faint, Align::Left);
+  {
+    const float small = label * 0.85f, pad = label * 0.4f;
+    const float name_w = c.text_width("layer 88", small), val_w = c.text_width("00.000", small);
+    const float bar_x = x + name_w + pad, bar_max = std::max(label, col_w - name_w - val_w - 3 * pad);
+    for (int l = (int)r.grads.size() - 1; l >= 0; --l) {
+      const double g = r.grads[(std::size_t)l];
+      say("layer " + std::to_string(l + 1), {x, y}, small, text_dim, Align::Left);
+      if (g >= 0) {
+        const float bw = bar_max * (float)(g / gmost);
+        c.set_layer(1);
+        c.box({{bar_x, y - label * 0.25f}, {bar_x + std::max(1.0f, bw), y + label * 0.7f}}, backward, 2.0f);
+        c.set_layer(3);
+        char v[24];
+        std::snprintf(v, sizeof v, "%.3f", g);
+        say(v, {bar_x + bar_max + pad, y}, small, text, Align::Left);
+      } else {
+        say("waiting", {bar_x, y}, small, text_faint, Align::Left);
+      }
+      y -= row;
     }
-    y -= row;
   }
 
   // 3. How far the update moved the weights.
   x = area.min.x + 2 * (col_w + gap);
   y = top;
-  say(r.move_step >= 0 ? "The update (step " + std::to_string(r.move_step + 1) + ")" : "The update", {x, y}, label, optimizer,
-      Align::Left);
+  heading(r.move_step >= 0 ? "The update (step " + std::to_string(r.move_step + 1) + ")" : "The update", {x, y}, col_w,
+          optimizer);
   y -= row;
   if (r.move_step < 0) {
     say("after the last op of a step", {x, y}, label * 0.85f, text_faint, Align::Left);
     return;
   }
-  say("moved each layer's weights by", {x, y}, label * 0.85f, text_dim, Align::Left);
+  say("weights moved by", {x, y}, label * 0.85f, text_dim, Align::Left);
   y -= row;
   for (int l = (int)r.moves.size() - 1; l >= 0; --l) {
     char v[48];

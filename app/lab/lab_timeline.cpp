@@ -160,7 +160,9 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
   // Ruler: ticks at a round step.
   {
-    const double raw = span / 8.0;
+    // About one tick per three label widths, so the times never run into each other.
+    const float label_px = fonts.small->CalcTextSizeA(fonts.small->FontSize, FLT_MAX, 0, "00.00 ms").x;
+    const double raw = span * (double)(label_px * 1.6f) / std::max(1.0, (double)(x1 - x0));
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
     for (double t = std::ceil(view0_ / step) * step; t <= view1_; t += step) {
@@ -318,7 +320,7 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
         const trainer::Op& op = plan.op(hit->id);
         ImGui::BeginTooltip();
         ImGui::TextUnformatted(op_title(op).c_str());
-        ImGui::TextDisabled("%s  ·  op %u", trainer::describe(op).c_str(), hit->id);
+        ImGui::TextDisabled("op %u, named %s in a trace (counted from 0)", hit->id, trainer::describe(op).c_str());
         ImGui::Text("measured %s  ·  virtual %s → %s", fmt_time(hit->measured_s).c_str(), fmt_time(hit->vbegin).c_str(),
                     fmt_time(hit->vend).c_str());
         ImGui::Text("wall %s → %s", fmt_time((double)(hit->wbegin - rec->wall_begin) * 1e-9).c_str(),

@@ -20,15 +20,17 @@
 namespace onegpu::app {
 namespace {
 
-HeadlessImage lab_shot(const char* name, std::vector<std::string> flags, int steps, int ops) {
+HeadlessImage lab_shot(const char* name, std::vector<std::string> flags, int steps, int ops, int w = 1600, int h = 900,
+                       float ui_scale = 1.0f) {
   Options o;
+  o.ui_scale = ui_scale;
   o.headless = true;
   o.lab = true;
   o.lab_args = std::move(flags);
   o.lab_steps = steps;
   o.lab_ops = ops;
-  o.width = 1600;
-  o.height = 900;
+  o.width = w;
+  o.height = h;
   HeadlessImage img = render_headless_lab(o);
   std::filesystem::create_directories(ONEGPU_TEST_OUT);
   render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_" + name + ".png", img.width, img.height, img.rgba);
@@ -73,6 +75,18 @@ TEST(LabPictures, OneRankStepByHand) {
   EXPECT_GT(count_in_lane(img, 0, fills::pink), 1000) << "the backwards so far";
   EXPECT_FALSE(img.lab.bubble_shown) << "no step is finished yet";
   words_apart(img.lab);
+}
+
+// A small window with the presenter's text size up: the read-outs beside the chip still fit
+// their columns, and no word lands on another.
+TEST(LabPictures, OneRankReadOutsFitASmallWindowWithLargeText) {
+  for (float scale : {1.0f, 1.6f, 2.0f}) {
+    const HeadlessImage img = lab_shot(scale == 1.0f ? "one_rank_small" : scale < 2 ? "one_rank_small_x16" : "one_rank_small_x2",
+                                       {"--seq", "16"}, 2, 0, 1024, 600, scale);
+    SCOPED_TRACE(scale);
+    ASSERT_EQ(img.lab.lanes, 1);
+    words_apart(img.lab);
+  }
 }
 
 TEST(LabPictures, Pp2Dp2Ep2AfterTwoSteps) {
