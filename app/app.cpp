@@ -106,6 +106,26 @@ void App::rebuild_fonts() {
   built_scale_ = s;
 }
 
+void App::clear_frame(int fb_w, int fb_h) {
+  glBindVertexArray(0);
+  glViewport(0, 0, fb_w, fb_h);
+  glDisable(GL_SCISSOR_TEST);
+  glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+}
+
+void App::begin_ui(int fb_w, int fb_h, float dt) {
+  if (built_scale_ != nav_.ui_scale()) rebuild_fonts();
+  ImGuiIO& io = ImGui::GetIO();
+  ImGui_ImplOpenGL3_NewFrame();
+  if (headless_io_) {
+    io.DisplaySize = {static_cast<float>(fb_w), static_cast<float>(fb_h)};
+    io.DisplayFramebufferScale = {1.0f, 1.0f};
+    io.DeltaTime = dt > 0.0f ? dt : 1.0f / 60.0f;
+  }
+  ImGui::NewFrame();
+}
+
 void App::drain_events() {
   auto live = JobRunner::shared().live();
   const std::uint64_t gen = live ? live->generation : 0;
@@ -136,23 +156,11 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   }
   nav_.advance(dt);
 
-  glBindVertexArray(0);
-  glViewport(0, 0, fb_w, fb_h);
-  glDisable(GL_SCISSOR_TEST);
-  glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
+  clear_frame(fb_w, fb_h);
 
   scene_ = {0, 0, fb_w, fb_h};
   if (with_ui_) {
-    if (built_scale_ != nav_.ui_scale()) rebuild_fonts();
-    ImGuiIO& io = ImGui::GetIO();
-    ImGui_ImplOpenGL3_NewFrame();
-    if (headless_io_) {
-      io.DisplaySize = {static_cast<float>(fb_w), static_cast<float>(fb_h)};
-      io.DisplayFramebufferScale = {1.0f, 1.0f};
-      io.DeltaTime = dt > 0.0f ? dt : 1.0f / 60.0f;
-    }
-    ImGui::NewFrame();
+    begin_ui(fb_w, fb_h, dt);
     draw_panels(fb_w, fb_h, now);
   }
 
@@ -181,24 +189,12 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
       JobRunner::shared().configure(lab_->args());
     lab_autostarted_ = true;
   }
-  glBindVertexArray(0);
-  glViewport(0, 0, fb_w, fb_h);
-  glDisable(GL_SCISSOR_TEST);
-  glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
+  clear_frame(fb_w, fb_h);
   const float s = nav_.ui_scale();
   scene_ = {0, 0, fb_w, fb_h};
   LabLayout where{0, 0, (float)fb_w, (float)fb_h};
   if (with_ui_) {
-    if (built_scale_ != nav_.ui_scale()) rebuild_fonts();
-    ImGuiIO& io = ImGui::GetIO();
-    ImGui_ImplOpenGL3_NewFrame();
-    if (headless_io_) {
-      io.DisplaySize = {static_cast<float>(fb_w), static_cast<float>(fb_h)};
-      io.DisplayFramebufferScale = {1.0f, 1.0f};
-      io.DeltaTime = dt > 0.0f ? dt : 1.0f / 60.0f;
-    }
-    ImGui::NewFrame();
+    begin_ui(fb_w, fb_h, dt);
     const float status_h = std::round(28.0f * s);
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
     draw_status((float)fb_w, (float)fb_h, status_h);

@@ -52,6 +52,8 @@ class App {
   void draw_panels(int fb_w, int fb_h, double now);
   void draw_status(float W, float H, float status_h);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
+  void clear_frame(int fb_w, int fb_h);
+  void begin_ui(int fb_w, int fb_h, float dt);  // ImGui's new frame (fonts rebuilt if the scale changed)
 
   render::Renderer renderer_;
   Assets assets_;

@@ -16,6 +16,19 @@
 
 namespace onegpu::app {
 
+namespace {
+// What a finished headless frame hands back.
+void keep_frame(App& app, render::Framebuffer& fb, const Options& o, HeadlessImage& img) {
+  img.width = o.width;
+  img.height = o.height;
+  img.rgba = fb.read_rgba();
+  img.camera = app.last_camera();
+  img.scene_x = app.scene_rect().x;
+  img.scene_y = app.scene_rect().y;
+  img.stats = app.stats();
+}
+}  // namespace
+
 HeadlessImage render_headless(const Options& o, int chapter_index) {
   render::HeadlessContext ctx;
   Assets assets = find_assets(o);
@@ -36,13 +49,7 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
     app.frame(o.width, o.height, 0.0f, 0.0);
     app.nav().set_time(t);
     app.frame(o.width, o.height, 0.0f, 100.0);
-    img.width = o.width;
-    img.height = o.height;
-    img.rgba = fb.read_rgba();
-    img.camera = app.last_camera();
-    img.scene_x = app.scene_rect().x;
-    img.scene_y = app.scene_rect().y;
-    img.stats = app.stats();
+    keep_frame(app, fb, o, img);
     img.t = t;
   } catch (...) {
     if (imgui) ImGui::DestroyContext(imgui);
@@ -85,13 +92,7 @@ HeadlessImage render_headless_lab(const Options& o) {
     app.set_frame_ms(-1.0f);
     app.frame(o.width, o.height, 0.0f, 0.0);
     app.frame(o.width, o.height, 0.0f, 100.0);
-    img.width = o.width;
-    img.height = o.height;
-    img.rgba = fb.read_rgba();
-    img.camera = app.last_camera();
-    img.scene_x = app.scene_rect().x;
-    img.scene_y = app.scene_rect().y;
-    img.stats = app.stats();
+    keep_frame(app, fb, o, img);
     img.lab = app.lab().drawn();
   } catch (...) {
     if (imgui) ImGui::DestroyContext(imgui);

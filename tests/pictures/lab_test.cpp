@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 
 #include <imgui.h>
 
@@ -126,86 +127,80 @@ TEST(LabPictures, FiveHundredTwelveRanksFoldByStage) {
 namespace onegpu::app {
 namespace {
 
+// The Lab in an offscreen App of our own, for tests that act on it between frames.
+struct LabApp {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  std::unique_ptr<App> app;
+  LabApp() {
+    Options o;
+    app = std::make_unique<App>(find_assets(o), true, true, 1.0f, 0);
+    app->nav().set_lab(true);
+  }
+  ~LabApp() {
+    app.reset();
+    ImGui::DestroyContext(imgui);
+  }
+  void settle() { JobRunner::shared().wait_idle([&] { app->drain_events(); }); }
+  // Two frames (the first settles ImGui's layout), kept as a PNG under the test output.
+  std::vector<std::uint8_t> shot(const char* name) {
+    render::Framebuffer fb(1600, 900);
+    fb.bind();
+    app->set_frame_ms(-1.0f);
+    app->frame(1600, 900, 0.0f, 0.0);
+    app->frame(1600, 900, 0.0f, 0.1);
+    std::vector<std::uint8_t> px = fb.read_rgba();
+    std::filesystem::create_directories(ONEGPU_TEST_OUT);
+    render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", 1600, 900, px);
+    return px;
+  }
+};
+
+int count(const std::vector<std::uint8_t>& px, int x0, int y0, int x1, int y1, bool (*keep)(Rgb)) {
+  Image im{1600, 900, &px};
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) n += keep(im.at(x, y));
+  return n;
+}
+
 // A split that cannot be made, typed into the panel: the rule appears inline (in the
 // backward colour, under the fields), Apply is refused, and the running run is untouched.
 TEST(LabPictures, BadConfigurationInThePanelIsAnInlineError) {
-  render::HeadlessContext ctx;
-  Options o;
-  Assets assets = find_assets(o);
-  ImGuiContext* imgui = ImGui::CreateContext();
-  {
-    App app(assets, true, true, 1.0f, 0);
-    app.nav().set_lab(true);
-    JobRunner& jr = JobRunner::shared();
-    const cli::TrainArgs good = lab_train_args({"--dp", "2", "--ep", "2", "--seq", "16"});
-    jr.configure(good);
-    jr.wait_idle([&] { app.drain_events(); });
-    const auto before = jr.live();
-    ASSERT_NE(before, nullptr);
-    cli::TrainArgs bad = good;
-    bad.ep = 3;  // ep must divide dp
-    app.lab().set_args(bad);
-    EXPECT_EQ(app.lab().edit_error(), JobRunner::check(bad));
-    EXPECT_NE(app.lab().edit_error().find("ep must divide dp"), std::string::npos);
-    render::Framebuffer fb(1600, 900);
-    fb.bind();
-    app.set_frame_ms(-1.0f);
-    app.frame(1600, 900, 0.0f, 0.0);
-    app.frame(1600, 900, 0.0f, 0.1);
-    const std::vector<std::uint8_t> px = fb.read_rgba();
-    std::filesystem::create_directories(ONEGPU_TEST_OUT);
-    render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_bad_config.png", 1600, 900, px);
-    Image im{1600, 900, &px};
-    int pink = 0;
-    for (int y = 0; y < 900; ++y)
-      for (int x = 0; x < (int)app.lab().drawn().ranks_viewport.x && x < 360; ++x) pink += fills::pink(im.at(x, y));
-    EXPECT_GT(pink, 40) << "the rule, written in the side panel";
-    jr.wait_idle([&] { app.drain_events(); });
-    EXPECT_EQ(jr.live(), before) << "nothing was applied";
-  }
-  ImGui::DestroyContext(imgui);
+  LabApp t;
+  JobRunner& jr = JobRunner::shared();
+  const cli::TrainArgs good = lab_train_args({"--dp", "2", "--ep", "2", "--seq", "16"});
+  jr.configure(good);
+  t.settle();
+  const auto before = jr.live();
+  ASSERT_NE(before, nullptr);
+  cli::TrainArgs bad = good;
+  bad.ep = 3;  // ep must divide dp
+  t.app->lab().set_args(bad);
+  EXPECT_EQ(t.app->lab().edit_error(), JobRunner::check(bad));
+  EXPECT_NE(t.app->lab().edit_error().find("ep must divide dp"), std::string::npos);
+  const auto px = t.shot("lab_bad_config");
+  EXPECT_GT(count(px, 0, 0, 360, 900, fills::pink), 40) << "the rule, written in the side panel";
+  t.settle();
+  EXPECT_EQ(jr.live(), before) << "nothing was applied";
 }
-
-}  // namespace
-}  // namespace onegpu::app
-
-namespace onegpu::app {
-namespace {
 
 // Rings far too small for a step: what was lost is counted per lane in the run state and
 // said in the status bar, in the backward colour.
 TEST(LabPictures, LostEventsAreCountedAndShown) {
-  render::HeadlessContext ctx;
-  Options o;
-  Assets assets = find_assets(o);
-  ImGuiContext* imgui = ImGui::CreateContext();
-  {
-    App app(assets, true, true, 1.0f, 0);
-    app.nav().set_lab(true);
-    JobRunner& jr = JobRunner::shared();
-    jr.configure(lab_train_args({"--pp", "2", "--microbatches", "4", "--seq", "16", "--workers", "1"}), 16);
-    jr.wait_idle([&] { app.drain_events(); });
-    jr.step_whole();
-    jr.wait_idle();  // no draining meanwhile: the engine's lane overflows
-    app.drain_events();
-    ASSERT_GT(app.run_state().dropped(), 0u);
-    EXPECT_GT(app.run_state().dropped_per_lane()[0], 0u) << "the one worker's lane";
-    render::Framebuffer fb(1600, 900);
-    fb.bind();
-    app.set_frame_ms(-1.0f);
-    app.frame(1600, 900, 0.0f, 0.0);
-    app.frame(1600, 900, 0.0f, 0.1);
-    const std::vector<std::uint8_t> px = fb.read_rgba();
-    render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_lost_events.png", 1600, 900, px);
-    Image im{1600, 900, &px};
-    int pink = 0;
-    for (int y = 900 - 28; y < 900; ++y)
-      for (int x = 0; x < 800; ++x) pink += fills::pink(im.at(x, y));
-    EXPECT_GT(pink, 30) << "the status bar says events were lost";
-    EXPECT_FALSE(app.lab().drawn().bubble_shown && app.lab().drawn().bubble > 0)
-        << "no bubble figure from a step with missing spans";
-  }
-  ImGui::DestroyContext(imgui);
+  LabApp t;
+  JobRunner& jr = JobRunner::shared();
+  jr.configure(lab_train_args({"--pp", "2", "--microbatches", "4", "--seq", "16", "--workers", "1"}), 16);
+  t.settle();
+  jr.step_whole();
+  jr.wait_idle();  // no draining meanwhile: the engine's lane overflows
+  t.app->drain_events();
+  ASSERT_GT(t.app->run_state().dropped(), 0u);
+  EXPECT_GT(t.app->run_state().dropped_per_lane()[0], 0u) << "the one worker's lane";
+  const auto px = t.shot("lab_lost_events");
+  EXPECT_GT(count(px, 0, 900 - 28, 800, 900, fills::pink), 30) << "the status bar says events were lost";
+  EXPECT_FALSE(t.app->lab().drawn().bubble_shown && t.app->lab().drawn().bubble > 0)
+      << "no bubble figure from a step with missing spans";
 }
 
 }  // namespace

@@ -255,17 +255,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int a, int b) { return p[(std::size_t)a] > p[(std::size_t)b] || (p[(std::size_t)a] == p[(std::size_t)b] && a < b); });
     auto probe = [&](ProbeKind kind, std::int64_t id, double value, int layer) {
-      Event e;
-      e.rank = op.rank;
-      e.kind = EventKind::Probe;
-      e.detail = (std::uint8_t)kind;
-      e.step = step_;
-      e.microbatch = op.microbatch;
-      e.layer = (std::int16_t)layer;
-      e.bytes = id;
-      e.value = value;
-      e.virtual_begin = e.virtual_end = ctx.virtual_begin;
-      ctx.emit(e);
+      ctx.emit(probe_event(op, ctx, kind, layer, id, value));
     };
     const int ctx_len = std::min(S, 8);
     for (int i = S - ctx_len; i < S; ++i) probe(ProbeKind::Context, st.batch.inputs[(std::size_t)i], 0, i);
@@ -278,16 +268,22 @@ struct ParallelTrainer::Impl final : OpRunner {
   void layer_grad_probe(Rank& R, const Op& op, const OpContext& ctx) {
     const ParamStore& P = R.model->params();
     const std::int64_t n = P.layer_layout().size;
+    const double norm = std::sqrt(sum_of_squares(P.grads.data() + P.layer_offset(op.layer_begin), n));
+    ctx.emit(probe_event(op, ctx, ProbeKind::LayerGradNorm, op.layer_begin, 0, norm));
+  }
+
+  Event probe_event(const Op& op, const OpContext& ctx, ProbeKind kind, int layer, std::int64_t id, double value) const {
     Event e;
     e.rank = op.rank;
     e.kind = EventKind::Probe;
-    e.detail = (std::uint8_t)ProbeKind::LayerGradNorm;
+    e.detail = (std::uint8_t)kind;
     e.step = step_;
     e.microbatch = op.microbatch;
-    e.layer = (std::int16_t)op.layer_begin;
-    e.value = std::sqrt(sum_of_squares(P.grads.data() + P.layer_offset(op.layer_begin), n));
+    e.layer = (std::int16_t)layer;
+    e.bytes = id;
+    e.value = value;
     e.virtual_begin = e.virtual_end = ctx.virtual_begin;
-    ctx.emit(e);
+    return e;
   }
 
   void memory_event(Rank& R, const Op& op, const OpContext& ctx) {
