@@ -248,6 +248,32 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       c.line(pa, pb, 1.0f * s, render::with_alpha(bc, 0.25f));
       c.disc(pa + (pb - pa) * f, std::max(2.5f * s, cell * 0.06f), bc);
       ++beads;
+    } else if (o.kind == EventKind::AllToAll && time_of(o, false) <= P && P <= time_of(o, true) && o.id < plan.ops.size() &&
+               chips) {
+      // Token rows travelling between the group's GPUs: out to the experts on dispatch, back
+      // on combine (a bead per other member, moving with the op's progress).
+      const trainer::Op& op = plan.op(o.id);
+      if (op.collective < 0) continue;
+      const double a = time_of(o, false), b = time_of(o, true);
+      float f = b > a ? (float)((P - a) / (b - a)) : 1.0f;
+      const bool out = op.phase == trainer::AllToAllPhase::DispatchFwd || op.phase == trainer::AllToAllPhase::CombineBwd;
+      if (!out) f = 1.0f - f;
+      const glm::vec2 from = cell_rect(o.rank).center();
+      for (int m : plan.collectives[(std::size_t)op.collective].ranks) {
+        if (m == o.rank) continue;
+        const glm::vec2 to = cell_rect(m).center();
+        c.disc(from + (to - from) * (0.15f + 0.7f * f), std::max(2.0f * s, cell * 0.035f), kAllToAll);
+        ++beads;
+      }
+    } else if (o.kind == EventKind::Broadcast && time_of(o, false) <= P && P <= time_of(o, true) && o.peer >= 0 &&
+               o.peer != o.rank) {
+      // The first copy's weights arriving (lavender: weights).
+      const double a = time_of(o, false), b = time_of(o, true);
+      const float f = b > a ? (float)((P - a) / (b - a)) : 1.0f;
+      const glm::vec2 from = cell_rect(o.peer).center(), to = cell_rect(o.rank).center();
+      c.line(from, to, 1.0f * s, render::with_alpha(weights, 0.25f));
+      c.disc(from + (to - from) * (0.15f + 0.7f * f), std::max(2.5f * s, cell * 0.05f), weights);
+      ++beads;
     } else if (o.kind == EventKind::AllReduce && time_of(o, false) <= P && P <= time_of(o, true) && chips) {
       const Rect b = cell_rect(o.rank);
       c.line({b.min.x - cell * 0.1f, b.max.y + cell * 0.03f}, {b.max.x + cell * 0.1f, b.max.y + cell * 0.03f}, 3.0f * s,
