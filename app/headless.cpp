@@ -9,6 +9,7 @@
 #include "render/error.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
+#include "trainer/io/output_file.h"
 
 namespace onegpu::app {
 
@@ -49,6 +50,7 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
 }
 
 int run_headless(const Options& o, int chapter_index) {
+  trainer::files::check_output(o.out, "--out");  // before rendering: a bad path is one line, fast
   HeadlessImage img = render_headless(o, chapter_index);
   render::write_png(o.out, img.width, img.height, img.rgba);
   std::printf("wrote %s (%dx%d, chapter %s at %.2f s)\n", o.out.c_str(), img.width, img.height,

@@ -1,5 +1,7 @@
 #include "trainer/engine/chrome_trace.h"
 
+#include "trainer/io/output_file.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -210,21 +212,8 @@ std::string chrome_trace_json(std::span<const TraceStep> steps, const TraceOptio
 namespace {
 
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write trace " + path);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write trace " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error("cannot write trace " + path);
-  }
+  // Atomic, unique temporary, regular files only: see trainer/io/output_file.h.
+  files::write_atomic(path, text, "trace");
 }
 
 }  // namespace
