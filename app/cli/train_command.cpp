@@ -483,6 +483,7 @@ int train_main(int argc, char** argv) {
     if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
+    std::unique_ptr<trainer::JsonlLog> log;
     if (!a.resume.empty()) {
       t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads);
       // A resumed run keeps the checkpoint's settings; a flag that contradicts them is an error.
@@ -498,6 +499,7 @@ int train_main(int argc, char** argv) {
       clash("--batch", a.batch, o.batch);
       clash("--microbatches", a.microbatches, o.microbatches);
       clash("--seed", (long long)a.seed, (long long)o.seed);
+      if (!a.log.empty()) log = open_log(a.log, t->steps_done());  // appends, or one line and nothing printed
       std::fprintf(stderr, "resumed %s at step %d\n", text::printable(a.resume).c_str(), t->steps_done());
     } else {
       trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
@@ -516,8 +518,7 @@ int train_main(int argc, char** argv) {
                  "(experts %.0f%%); %zu training tokens\n",
                  text::printable(cfg.name).c_str(), cfg.n_layers, cfg.n_experts, cfg.top_k, cfg.d_model, cfg.vocab,
                  pb.total() / 1e6, 100.0 * pb.experts / pb.total(), t->train_data().tokens.size());
-    std::unique_ptr<trainer::JsonlLog> log;
-    if (!a.log.empty()) log = open_log(a.log, a.resume.empty() ? -1 : t->steps_done());
+    if (!a.log.empty() && !log) log = open_log(a.log, -1);
     const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
     {
       Progress progress(a.quiet, t->steps_done(), last, (double)t->options().batch * cfg.seq_len);

@@ -44,6 +44,7 @@ std::optional<double> parse_number(std::string_view s) {
   if (s.empty() || s.size() > 64) return std::nullopt;
   const char c0 = s[0];
   if (!(c0 == '-' || c0 == '.' || (c0 >= '0' && c0 <= '9'))) return std::nullopt;  // no spaces, '+', "inf"
+  if (s.find_first_of("xXpPnNiI") != std::string_view::npos) return std::nullopt;      // no hex, nan, inf
   const std::string z(s);
   char* end = nullptr;
   errno = 0;

@@ -52,8 +52,7 @@ void Trainer::build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok
     const std::uint64_t rows = (std::uint64_t)(opt_.batch / opt_.microbatches);
     const std::uint64_t need = limits::weight_bytes(model) + limits::activation_bytes(model, rows, model.seq_len);
     limits::require_memory(need,
-                           "--batch " + std::to_string(opt_.batch) + " (" + std::to_string(opt_.microbatches) +
-                               " microbatches of " + std::to_string(rows) + " texts)",
+                           "--batch " + std::to_string(opt_.batch) + " (" + std::to_string(rows) + " texts a microbatch)",
                            "use a smaller --batch or more --microbatches");
     limits::require_memory(limits::weight_bytes(model) + limits::activation_bytes(model, 1, model.seq_len) / 4 *
                                                              (std::uint64_t)opt_.eval_rows,
