@@ -226,3 +226,12 @@ TEST(Json, DomBuildAndTypeErrors) {
 
 }  // namespace
 }  // namespace onegpu::trainer
+
+// Found by fuzz/json_fuzz.cpp: -0.0 was written as "-0", which reads back as the integer 0.
+TEST(Json, NegativeZeroKeepsItsSign) {
+  namespace json = onegpu::trainer::json;
+  const std::string once = json::parse("[-0.0]").dump();
+  EXPECT_EQ(once, "[-0.0]");
+  EXPECT_TRUE(std::signbit(json::parse(once).as_array()[0].as_double()));
+  EXPECT_EQ(json::parse(once).dump(), once);
+}

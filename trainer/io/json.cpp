@@ -322,6 +322,10 @@ void append_number(std::string& out, double v) {
     out += "null";
     return;
   }
+  if (v == 0 && std::signbit(v)) {  // "-0" would read back as the integer 0 and lose the sign
+    out += "-0.0";
+    return;
+  }
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
   out.append(buf, r.ptr);
