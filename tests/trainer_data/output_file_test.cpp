@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 #include <utime.h>
 
@@ -134,4 +136,38 @@ TEST(OutputFile, StaleTemporariesOfOursAreRemovedLockedOnesKept) {
   EXPECT_TRUE(fs::exists(young));   // may be between mkstemp and flock
   ::close(fd);
   EXPECT_EQ(safetensors::load(p).meta("k"), "v");
+}
+
+TEST(OutputFile, AWriterKilledWithSignalNineLeavesATemporaryTheNextSaveRemoves) {
+  TempDir d;
+  const std::string p = d.file("ck.st");
+  files::write_atomic(p, "old");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Writes half a file, then hangs until killed.
+    files::write_atomic(p, [](int fd, const std::string& name) {
+      files::write_all(fd, "half", 4, name);
+      for (;;) ::pause();
+    });
+    ::_exit(0);
+  }
+  std::string tmp;
+  for (int i = 0; i < 500 && tmp.empty(); ++i) {
+    for (const auto& e : fs::directory_iterator(d.path()))
+      if (e.path().filename().string().rfind("ck.st.tmp-", 0) == 0 && fs::file_size(e.path()) == 4) tmp = e.path();
+    if (tmp.empty()) ::usleep(10000);
+  }
+  ASSERT_FALSE(tmp.empty()) << "the child never wrote";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(slurp(p), "old");  // the target is whole
+  ASSERT_TRUE(fs::exists(tmp));
+  struct utimbuf old {};
+  old.actime = old.modtime = ::time(nullptr) - 60;
+  ASSERT_EQ(::utime(tmp.c_str(), &old), 0);
+  files::write_atomic(p, "new");
+  EXPECT_FALSE(fs::exists(tmp));
+  EXPECT_EQ(slurp(p), "new");
+  EXPECT_EQ(entries(d.path()), 1);
 }
