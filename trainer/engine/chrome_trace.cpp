@@ -28,18 +28,7 @@ std::string name_of(const Op& op) {
   std::string s;
   s.reserve(48);
   auto add = [&](std::string_view x) { s.append(x.data(), x.size()); };
-  switch (op.kind) {
-    case OpKind::Forward: add("F"); break;
-    case OpKind::Backward: add("B"); break;
-    case OpKind::BackwardInput: add("B (input)"); break;
-    case OpKind::BackwardWeight: add("W"); break;
-    case OpKind::Send: add(op.payload == Payload::Activation ? "send act" : "send grad"); break;
-    case OpKind::Recv: add(op.payload == Payload::Activation ? "recv act" : "recv grad"); break;
-    case OpKind::AllToAll: add("all-to-all "); add(to_string(op.phase)); break;
-    case OpKind::AllReduce: add("all-reduce "); add(to_string(op.group)); break;
-    case OpKind::Broadcast: add("broadcast "); add(to_string(op.group)); break;
-    case OpKind::Update: add("update"); break;
-  }
+  add(kind_label(op, /*trace=*/true));  // the one table of kinds, plan.h
   if (op.part != Part::Chunk) {
     add(" ");
     add(to_string(op.part));
