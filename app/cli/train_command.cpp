@@ -204,6 +204,10 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
   if (a.stop_at > a.steps) throw Error("--stop-at must not exceed --steps");
+  // Checked in 64 bits before any rule multiplies them in int.
+  if ((long long)a.dp * a.microbatches > a.batch)
+    throw Error("--batch " + std::to_string(a.batch) + " is smaller than --dp x --microbatches = " +
+                std::to_string((long long)a.dp * a.microbatches) + "; every microbatch needs a text");
   if (a.given.count("--trace-steps") && a.trace.empty()) throw Error("--trace-steps needs --trace FILE.json");
   return a;
 }

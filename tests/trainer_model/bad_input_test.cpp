@@ -176,6 +176,9 @@ TEST_F(BadInput, IntegersNeverWrapAndMustBeDigits) {
   expect_refused(run(&cli::train_main, {"train", "--steps", " 5"}), "--steps expects a whole number (digits only), got ' 5'");
   expect_refused(run(&cli::train_main, {"train", "--steps", "+5"}), "got '+5'");
   expect_refused(run(&cli::train_main, {"train", "--seed", "-1"}), "--seed expects a whole number");
+  // Products of bounded flags are checked in 64 bits (4096 x 1000000 would overflow an int).
+  expect_refused(run(&cli::train_main, {"train", "--dp", "4096", "--microbatches", "1000000", "--batch", "1000000"}),
+                 "--batch 1000000 is smaller than --dp x --microbatches = 4096000000");
   expect_refused(run(&cli::sample_main, {"sample", "--resume", ckpt(), "--prompt", "x", "--tokens", "99999999999"}),
                  "--tokens must be between 1 and 1000000");
 }
