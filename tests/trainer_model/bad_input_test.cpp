@@ -129,6 +129,19 @@ TEST_F(BadInput, HugeBatchIsRefusedByBoundOrByTheMemoryEstimateNamingTheFlag) {
                  "--batch 1000000 over 2 ranks needs about");
 }
 
+TEST_F(BadInput, FilesTooLargeForMemoryAreRefusedBeforeReading) {
+  // Sparse files: 64 GB long, no disk used. Refused by the memory estimate, not read.
+  const std::string big = file("big.bin");
+  { std::ofstream create(big); }
+  fs::resize_file(big, 64ull << 30);
+  ::setenv("ONEGPU_MEMORY_LIMIT", "16000000000", 1);
+  expect_refused(run(&cli::train_main, {"train", "--steps", "1", "--corpus", big}),
+                 "corpus " + big + " (64.0 GB) needs about");
+  expect_refused(predict(big), "checkpoint " + big + " (64.0 GB) needs about");
+  ::unsetenv("ONEGPU_MEMORY_LIMIT");
+  fs::remove(big);
+}
+
 TEST_F(BadInput, CheckpointConfigsThatCannotFitAreOneLine) {
   for (auto [field, value, want] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"d_model", "65536", "d_model must be at most 16384, got 65536"},

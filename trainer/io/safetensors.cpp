@@ -12,6 +12,7 @@
 
 #include "trainer/io/json.h"
 #include "trainer/io/output_file.h"
+#include "trainer/train/limits.h"
 
 namespace onegpu::trainer::safetensors {
 
@@ -337,6 +338,9 @@ File load(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error("cannot open " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error("cannot load " + path + ": not a regular file");
+  limits::require_memory(2 * static_cast<std::uint64_t>(st.st_size),
+                         "checkpoint " + path + " (" + limits::bytes_text(static_cast<std::uint64_t>(st.st_size)) + ")",
+                         "it cannot be loaded here");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
   std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
