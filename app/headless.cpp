@@ -13,6 +13,7 @@
 #include "render/error.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
+#include "trainer/io/output_file.h"
 
 namespace onegpu::app {
 
@@ -103,6 +104,7 @@ HeadlessImage render_headless_lab(const Options& o) {
 }
 
 int run_headless(const Options& o, int chapter_index) {
+  trainer::files::check_output(o.out, "--out");  // before rendering: a bad path is one line, fast
   if (!o.view.empty()) {
     HeadlessImage img = render_headless_lab(o);
     render::write_png(o.out, img.width, img.height, img.rgba);

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "trainer/io/text.h"
+
 namespace onegpu::app {
 
 namespace {
@@ -16,14 +18,11 @@ int parse_int(const std::string& s, const std::string& what) {
 }
 
 float parse_float(const std::string& s, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    float v = std::stof(s, &used);
-    if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-    return v;
-  } catch (const std::exception&) {
-    throw OptionsError(what + " must be a number, not '" + s + "'");
-  }
+  // Strict (whole text, finite), and within float range: 1e308 is a number, but too large.
+  const auto v = trainer::text::parse_number(s);
+  if (!v) throw OptionsError(what + " must be a number, not '" + trainer::text::printable(s) + "'");
+  if (std::fabs(*v) > 1e9) throw OptionsError(what + " is too large: '" + trainer::text::printable(s) + "'");
+  return static_cast<float>(*v);
 }
 
 // `onegpu train` flags that name a split: a user who adds them to a chapter wants to see that

@@ -19,6 +19,7 @@
 #include "render/error.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
+#include "trainer/io/output_file.h"
 
 namespace onegpu::app {
 
@@ -110,6 +111,7 @@ int run_window(const Options& o, int chapter_index) {
     std::fputs(kNoDisplay, stderr);
     return 2;
   }
+  if (!o.screenshot.empty()) trainer::files::check_output(o.screenshot, "--screenshot");  // before the window
   Assets assets = find_assets(o);  // fail before opening anything
   Glfw glfw;
   if (!glfw.ok) {

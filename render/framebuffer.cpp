@@ -9,6 +9,8 @@
 
 #include "render/error.h"
 #include "render/gl.h"
+#include "trainer/error.h"
+#include "trainer/io/output_file.h"
 
 namespace onegpu::render {
 
@@ -55,23 +57,18 @@ std::vector<std::uint8_t> Framebuffer::read_rgba() const {
 }
 
 void write_png(const std::filesystem::path& file, int w, int h, const std::vector<std::uint8_t>& rgba) {
-  // Write to a temporary name and rename, so a failed export never leaves half a file behind.
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream probe(tmp, std::ios::binary);
-    if (!probe) throw Error("cannot write " + file.string() + ": " + std::strerror(errno));
-  }
-  if (!stbi_write_png(tmp.c_str(), w, h, 4, rgba.data(), w * 4)) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot write PNG " + file.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot write " + file.string() + ": " + ec.message());
+  // Encoded in memory, then written atomically (unique temporary, regular files only, symbolic
+  // links written through): see trainer/io/output_file.h.
+  std::string png;
+  auto append = [](void* ctx, void* data, int size) {
+    static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, w, h, 4, rgba.data(), w * 4))
+    throw Error("cannot encode PNG " + file.string());
+  try {
+    trainer::files::write_atomic(file.string(), png, "PNG");
+  } catch (const trainer::Error& e) {
+    throw Error(e.what());
   }
 }
 

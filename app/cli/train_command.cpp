@@ -6,7 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <deque>
+#include <fstream>
+#include <system_error>
 #include <memory>
 
 #include "trainer/data/story_corpus.h"
@@ -14,6 +18,9 @@
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/io/jsonl_log.h"
+#include "trainer/io/output_file.h"
+#include "trainer/io/text.h"
+#include "trainer/train/limits.h"
 #include "trainer/model/params.h"
 #include "trainer/train/heldout.h"
 #include "trainer/train/probes.h"
@@ -22,20 +29,14 @@
 namespace onegpu::cli {
 
 using trainer::Error;
+namespace text = trainer::text;
+namespace limits = trainer::limits;
 
 namespace {
 
-long long parse_int(const std::string& flag, const std::string& v, long long lo) {
-  std::size_t pos = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != v.size()) throw Error(flag + " expects an integer, got '" + v + "'");
-  if (x < lo) throw Error(flag + " must be at least " + std::to_string(lo) + ", got " + v);
-  return x;
+// Strict: digits only, in [lo, hi], checked before narrowing (trainer/io/text.h).
+long long parse_int(const std::string& flag, const std::string& v, long long lo, long long hi) {
+  return text::int_flag(flag, v, lo, hi);
 }
 
 // Walks flags; each takes one value.
@@ -49,6 +50,8 @@ void walk(const std::vector<std::string>& args, F on_flag) {
     }
     if (a.rfind("--", 0) != 0) throw Error("unexpected argument '" + a + "'");
     if (i + 1 >= args.size()) throw Error(a + " needs a value");
+    // An empty value is never what a user means (--resume '' would start a fresh run).
+    if (args[i + 1].empty()) throw Error(a + " needs a value, got an empty one");
     on_flag(a, args[++i]);
   }
 }
@@ -85,6 +88,50 @@ bool wants_help(int argc, char** argv) {
   return false;
 }
 
+// The prompt of --prompt-file: the file's bytes ("-": standard input), one trailing newline
+// dropped (as `echo` adds one), at most limits::kMaxPromptBytes.
+std::string read_prompt_file(const std::string& path) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw Error("--prompt-file: cannot open " + text::printable(path) + ": " + std::strerror(errno));
+  std::string s;
+  char buf[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    s.append(buf, n);
+    if ((long long)s.size() > limits::kMaxPromptBytes) {
+      if (f != stdin) std::fclose(f);
+      throw Error("--prompt-file: " + text::printable(path) + " is larger than " +
+                  limits::bytes_text((std::uint64_t)limits::kMaxPromptBytes));
+    }
+  }
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  if (f != stdin) std::fclose(f);
+  if (failed) throw Error("--prompt-file: cannot read " + text::printable(path) + ": " + std::strerror(err));
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// Every command runs inside this: whatever escapes is one line on stderr and exit status 2.
+template <class F>
+int guarded(const char* cmd, F body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    return fail(cmd, e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "onegpu %s: error: out of memory; try a smaller --batch, model or --workers\n", cmd);
+    return 2;
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "onegpu %s: error: the system refused: %s (too many --threads or --workers?)\n", cmd,
+                 text::printable(e.what()).c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "onegpu %s: error: %s\n", cmd, text::printable(e.what()).c_str());
+    return 2;
+  }
+}
+
 constexpr const char* kTrainUsage =
     "usage: onegpu train [--model story|story8|scale] [--steps N] [--batch B] [--microbatches M]\n"
     "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
@@ -103,11 +150,13 @@ constexpr const char* kTrainUsage =
     "  of the last --trace-steps steps (default 50, fewer if they pass 1M ops, ~200 MB), one\n"
     "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n";
 constexpr const char* kPredictUsage =
-    "usage: onegpu predict --resume CKPT --prompt TEXT [--top K]\n"
-    "  The K most likely next tokens after TEXT, one token and probability a line.\n";
+    "usage: onegpu predict --resume CKPT (--prompt TEXT | --prompt-file FILE) [--top K]\n"
+    "  The K most likely next tokens after TEXT, one token and probability a line.\n"
+    "  --prompt-file reads the prompt from FILE (- for standard input; one final newline dropped).\n";
 constexpr const char* kSampleUsage =
-    "usage: onegpu sample --resume CKPT --prompt TEXT [--tokens N] [--seed S]\n"
-    "  Continues TEXT by sampling N tokens (temperature 0.8).\n";
+    "usage: onegpu sample --resume CKPT (--prompt TEXT | --prompt-file FILE) [--tokens N] [--seed S]\n"
+    "  Continues TEXT by sampling N tokens (temperature 0.8).\n"
+    "  --prompt-file reads the prompt from FILE (- for standard input; one final newline dropped).\n";
 
 }  // namespace
 
@@ -119,21 +168,21 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
       trainer::model_preset(v);  // throws for an unknown name
       a.model = v;
       a.model_given = true;
-    } else if (f == "--steps") a.steps = (int)parse_int(f, v, 1);
-    else if (f == "--batch") a.batch = (int)parse_int(f, v, 1);
-    else if (f == "--microbatches") a.microbatches = (int)parse_int(f, v, 1);
-    else if (f == "--seed") a.seed = (std::uint64_t)parse_int(f, v, 0);
-    else if (f == "--threads") a.threads = (int)parse_int(f, v, 1);
+    } else if (f == "--steps") a.steps = (int)parse_int(f, v, 1, limits::kMaxSteps);
+    else if (f == "--batch") a.batch = (int)parse_int(f, v, 1, limits::kMaxBatch);
+    else if (f == "--microbatches") a.microbatches = (int)parse_int(f, v, 1, limits::kMaxBatch);
+    else if (f == "--seed") a.seed = text::u64_flag(f, v);
+    else if (f == "--threads") a.threads = (int)parse_int(f, v, 1, limits::kMaxThreads);
     else if (f == "--corpus") a.corpus = v;
     else if (f == "--log") a.log = v;
     else if (f == "--save") a.save = v;
-    else if (f == "--stop-at") a.stop_at = (int)parse_int(f, v, 1);
+    else if (f == "--stop-at") a.stop_at = (int)parse_int(f, v, 1, limits::kMaxSteps);
     else if (f == "--resume") a.resume = v;
     else if (f == "--quiet") a.quiet = true;
-    else if (f == "--dp") a.dp = (int)parse_int(f, v, 1);
-    else if (f == "--ep") a.ep = (int)parse_int(f, v, 1);
-    else if (f == "--pp") a.pp = (int)parse_int(f, v, 1);
-    else if (f == "--vstages") a.vstages = (int)parse_int(f, v, 1);
+    else if (f == "--dp") a.dp = (int)parse_int(f, v, 1, limits::kMaxRanksPerAxis);
+    else if (f == "--ep") a.ep = (int)parse_int(f, v, 1, limits::kMaxRanksPerAxis);
+    else if (f == "--pp") a.pp = (int)parse_int(f, v, 1, limits::kMaxRanksPerAxis);
+    else if (f == "--vstages") a.vstages = (int)parse_int(f, v, 1, limits::kMaxVstages);
     else if (f == "--schedule") {
       trainer::parse_schedule(v);  // throws for an unknown name
       a.schedule = v;
@@ -141,9 +190,9 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
       trainer::CostModel::for_link(v);  // throws for an unknown name
       a.link = v;
     } else if (f == "--trace") a.trace = v;
-    else if (f == "--trace-steps") a.trace_steps = (int)parse_int(f, v, 1);
-    else if (f == "--seq") a.seq = (int)parse_int(f, v, 1);
-    else if (f == "--workers") a.workers = (int)parse_int(f, v, 1);
+    else if (f == "--trace-steps") a.trace_steps = (int)parse_int(f, v, 1, limits::kMaxTraceSteps);
+    else if (f == "--seq") a.seq = (int)parse_int(f, v, 1, limits::kMaxSeq);
+    else if (f == "--workers") a.workers = (int)parse_int(f, v, 1, limits::kMaxThreads);
     else throw Error("unknown option '" + f + "'");
   });
   for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--trace-steps", "--seq",
@@ -155,6 +204,10 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
   if (a.stop_at > a.steps) throw Error("--stop-at must not exceed --steps");
+  // Checked in 64 bits before any rule multiplies them in int.
+  if ((long long)a.dp * a.microbatches > a.batch)
+    throw Error("--batch " + std::to_string(a.batch) + " is smaller than --dp x --microbatches = " +
+                std::to_string((long long)a.dp * a.microbatches) + "; every microbatch needs a text");
   if (a.given.count("--trace-steps") && a.trace.empty()) throw Error("--trace-steps needs --trace FILE.json");
   return a;
 }
@@ -228,14 +281,19 @@ PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample
   bool have_prompt = false;
   walk(args, [&](const std::string& f, const std::string& v) {
     if (f == "--resume") a.resume = v;
-    else if (f == "--prompt") { a.prompt = v; have_prompt = true; }
-    else if (f == "--top" && !sample) a.top = (int)parse_int(f, v, 1);
-    else if (f == "--tokens" && sample) a.tokens = (int)parse_int(f, v, 1);
-    else if (f == "--seed" && sample) a.seed = (std::uint64_t)parse_int(f, v, 0);
+    else if (f == "--prompt" || f == "--prompt-file") {
+      if (have_prompt) throw Error("give the prompt once: --prompt TEXT or --prompt-file FILE");
+      a.prompt = f == "--prompt" ? v : read_prompt_file(v);
+      have_prompt = true;
+    }
+    else if (f == "--top" && !sample) a.top = (int)parse_int(f, v, 1, limits::kMaxTop);
+    else if (f == "--tokens" && sample) a.tokens = (int)parse_int(f, v, 1, limits::kMaxTokens);
+    else if (f == "--seed" && sample) a.seed = text::u64_flag(f, v);
     else throw Error("unknown option '" + f + "'");
   });
   if (a.resume.empty()) throw Error("--resume CKPT is required");
-  if (!have_prompt || a.prompt.empty()) throw Error("--prompt TEXT is required and must not be empty");
+  if (!have_prompt || a.prompt.empty())
+    throw Error("--prompt TEXT (or --prompt-file FILE, - for standard input) is required and must not be empty");
   return a;
 }
 
@@ -307,6 +365,32 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// The JSONL log. A fresh run (resumed_at < 0) starts it anew; a resumed run appends, after
+// checking that the log's last line is the step the checkpoint was saved at (so the lines of
+// the earlier steps are kept and no step is logged twice or missing).
+std::unique_ptr<trainer::JsonlLog> open_log(const std::string& path, int resumed_at) {
+  if (resumed_at < 0) return std::make_unique<trainer::JsonlLog>(path);
+  std::ifstream in(path, std::ios::binary);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  if (last.empty()) return std::make_unique<trainer::JsonlLog>(path, /*append=*/true);
+  long long logged = -1;
+  try {
+    const auto v = trainer::json::parse(last);
+    if (v.is_object())
+      if (const auto* s = v.find("step"); s && s->is_integer()) logged = s->as_int();
+  } catch (const Error&) {
+  }
+  if (logged < 0)
+    throw Error("--log " + text::printable(path) + " does not end with a step line; give a new --log to resume");
+  if (logged != resumed_at)
+    throw Error("--log " + text::printable(path) + " ends at step " + std::to_string(logged) +
+                " but the checkpoint is at step " + std::to_string(resumed_at) +
+                "; give a new --log (or the log of this checkpoint's run)");
+  return std::make_unique<trainer::JsonlLog>(path, /*append=*/true);
+}
+
 // About 200 bytes of JSON an op: a trace stays under ~200 MB, which Perfetto still opens.
 constexpr std::size_t kMaxTraceOps = std::size_t{1} << 20;
 
@@ -326,6 +410,17 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
   // The split is checked before the corpus and tokenizer are built: a bad config fails fast,
   // in one line (the note on what was picked comes after, when it is worth reading).
   trainer::parallel_run_config(mc, o);
+  {
+    // All ranks live in this process: dp replicas of the dense weights, dp/ep of the experts,
+    // and (at worst, GPipe) every text of the global batch in flight at once.
+    const auto pb = trainer::param_breakdown(mc);
+    const std::uint64_t weights = 18ull * ((std::uint64_t)a.dp * (std::uint64_t)(pb.total() - pb.experts) +
+                                           (std::uint64_t)(a.dp / a.ep) * (std::uint64_t)pb.experts);
+    const int S = a.seq > 0 ? a.seq : mc.seq_len;
+    trainer::limits::require_memory(weights + trainer::limits::activation_bytes(mc, (std::uint64_t)a.batch, (std::uint64_t)S),
+                                    "--batch " + std::to_string(a.batch) + " over " + std::to_string(a.pp * a.dp) + " ranks",
+                                    "use a smaller --batch, --seq or --dp");
+  }
   if (!note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
   trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
   trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
@@ -382,12 +477,17 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
 
 int train_main(int argc, char** argv) {
   if (wants_help(argc, argv)) return std::printf("%s", kTrainUsage), 0;
-  try {
+  return guarded("train", [&] {
     TrainArgs a = parse_train_args(rest(argc, argv));
     const std::string note = fill_defaults(a);
+    // Every file the run will write is checked before it trains, so a typo does not lose a run.
+    if (!a.save.empty()) trainer::files::check_output(a.save, "--save");
+    if (!a.trace.empty()) trainer::files::check_output(a.trace, "--trace");
+    if (!a.log.empty()) trainer::files::check_output(a.log, "--log", /*stream=*/true);
     if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
+    std::unique_ptr<trainer::JsonlLog> log;
     if (!a.resume.empty()) {
       t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads);
       // A resumed run keeps the checkpoint's settings; a flag that contradicts them is an error.
@@ -398,11 +498,13 @@ int train_main(int argc, char** argv) {
                       std::to_string(theirs));
       };
       if (a.model_given && a.model != t->model().config().name)
-        throw Error("--model " + a.model + " conflicts with the checkpoint's model " + t->model().config().name);
+        throw Error("--model " + a.model + " conflicts with the checkpoint's model " +
+                    text::printable(t->model().config().name));
       clash("--batch", a.batch, o.batch);
       clash("--microbatches", a.microbatches, o.microbatches);
       clash("--seed", (long long)a.seed, (long long)o.seed);
-      std::fprintf(stderr, "resumed %s at step %d\n", a.resume.c_str(), t->steps_done());
+      if (!a.log.empty()) log = open_log(a.log, t->steps_done());  // appends, or one line and nothing printed
+      std::fprintf(stderr, "resumed %s at step %d\n", text::printable(a.resume).c_str(), t->steps_done());
     } else {
       trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
       trainer::TrainOptions o;
@@ -418,10 +520,9 @@ int train_main(int argc, char** argv) {
     std::fprintf(stderr,
                  "model %s: %d layers, %d experts (top-%d), d_model %d, vocab %d; %.2fM weights "
                  "(experts %.0f%%); %zu training tokens\n",
-                 cfg.name.c_str(), cfg.n_layers, cfg.n_experts, cfg.top_k, cfg.d_model, cfg.vocab,
+                 text::printable(cfg.name).c_str(), cfg.n_layers, cfg.n_experts, cfg.top_k, cfg.d_model, cfg.vocab,
                  pb.total() / 1e6, 100.0 * pb.experts / pb.total(), t->train_data().tokens.size());
-    std::unique_ptr<trainer::JsonlLog> log;
-    if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
+    if (!a.log.empty() && !log) log = open_log(a.log, -1);
     const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
     {
       Progress progress(a.quiet, t->steps_done(), last, (double)t->options().batch * cfg.seq_len);
@@ -456,38 +557,30 @@ int train_main(int argc, char** argv) {
       std::fprintf(stderr, "saved %s\n", a.save.c_str());
     }
     return 0;
-  } catch (const Error& e) {
-    return fail("train", e);
-  } catch (const std::bad_alloc& e) {
-    return fail("train", e);
-  }
+  });
 }
 
 int predict_main(int argc, char** argv) {
   if (wants_help(argc, argv)) return std::printf("%s", kPredictUsage), 0;
-  try {
+  return guarded("predict", [&] {
     PredictArgs a = parse_predict_args(rest(argc, argv), false);
     auto t = trainer::Trainer::load_for_inference(a.resume);
     for (const auto& p : trainer::next_token_distribution(t->model(), t->tokenizer(), a.prompt, a.top))
       std::printf("%-16s %.4f\n", show_token(p.text).c_str(), p.prob);
     return 0;
-  } catch (const Error& e) {
-    return fail("predict", e);
-  }
+  });
 }
 
 int sample_main(int argc, char** argv) {
   if (wants_help(argc, argv)) return std::printf("%s", kSampleUsage), 0;
-  try {
+  return guarded("sample", [&] {
     PredictArgs a = parse_predict_args(rest(argc, argv), true);
     auto t = trainer::Trainer::load_for_inference(a.resume);
     std::string out = a.prompt + trainer::sample_continuation(t->model(), t->tokenizer(), a.prompt, a.tokens,
                                                               a.seed, a.temperature);
     std::printf("%s\n", out.c_str());
     return 0;
-  } catch (const Error& e) {
-    return fail("sample", e);
-  }
+  });
 }
 
 }  // namespace onegpu::cli

@@ -1,5 +1,7 @@
 #include "trainer/data/corpus.h"
 
+#include "trainer/train/limits.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -154,6 +156,10 @@ Corpus load_text_corpus(const std::string& path, double heldout_fraction) {
   if (::stat(path.c_str(), &st) != 0)
     throw Error("cannot open corpus " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error("corpus " + path + " is not a regular file");
+  // The text, its documents and its tokens are all held in memory, several times its size.
+  limits::require_memory(8 * static_cast<std::uint64_t>(st.st_size),
+                         "corpus " + path + " (" + limits::bytes_text(static_cast<std::uint64_t>(st.st_size)) + ")",
+                         "use a smaller --corpus");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open corpus " + path + ": " + std::strerror(errno));
   std::string text(static_cast<std::size_t>(st.st_size), '\0');

@@ -1,5 +1,7 @@
 #include "trainer/engine/chrome_trace.h"
 
+#include "trainer/io/output_file.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -26,18 +28,7 @@ std::string name_of(const Op& op) {
   std::string s;
   s.reserve(48);
   auto add = [&](std::string_view x) { s.append(x.data(), x.size()); };
-  switch (op.kind) {
-    case OpKind::Forward: add("F"); break;
-    case OpKind::Backward: add("B"); break;
-    case OpKind::BackwardInput: add("B (input)"); break;
-    case OpKind::BackwardWeight: add("W"); break;
-    case OpKind::Send: add(op.payload == Payload::Activation ? "send act" : "send grad"); break;
-    case OpKind::Recv: add(op.payload == Payload::Activation ? "recv act" : "recv grad"); break;
-    case OpKind::AllToAll: add("all-to-all "); add(to_string(op.phase)); break;
-    case OpKind::AllReduce: add("all-reduce "); add(to_string(op.group)); break;
-    case OpKind::Broadcast: add("broadcast "); add(to_string(op.group)); break;
-    case OpKind::Update: add("update"); break;
-  }
+  add(kind_label(op, /*trace=*/true));  // the one table of kinds, plan.h
   if (op.part != Part::Chunk) {
     add(" ");
     add(to_string(op.part));
@@ -210,21 +201,8 @@ std::string chrome_trace_json(std::span<const TraceStep> steps, const TraceOptio
 namespace {
 
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write trace " + path);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write trace " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error("cannot write trace " + path);
-  }
+  // Atomic, unique temporary, regular files only: see trainer/io/output_file.h.
+  files::write_atomic(path, text, "trace");
 }
 
 }  // namespace

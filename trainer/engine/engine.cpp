@@ -15,21 +15,7 @@ std::int64_t now_ns() {
       .count();
 }
 
-EventKind event_kind(OpKind k) {
-  switch (k) {
-    case OpKind::Forward: return EventKind::Forward;
-    case OpKind::Backward:
-    case OpKind::BackwardInput: return EventKind::Backward;
-    case OpKind::BackwardWeight: return EventKind::WeightGradient;
-    case OpKind::Send: return EventKind::Send;
-    case OpKind::Recv: return EventKind::Recv;
-    case OpKind::AllToAll: return EventKind::AllToAll;
-    case OpKind::AllReduce: return EventKind::AllReduce;
-    case OpKind::Broadcast: return EventKind::Broadcast;
-    case OpKind::Update: return EventKind::Update;
-  }
-  return EventKind::Probe;
-}
+EventKind event_kind(OpKind k) { return op_kind_info(k).event; }  // the one table of kinds, plan.h
 }  // namespace
 
 Engine::Engine(const Plan& plan, OpRunner& runner, EngineOptions options)

@@ -7,6 +7,8 @@
 #include <limits>
 #include <unordered_set>
 
+#include <nlohmann/json.hpp>
+
 namespace onegpu::trainer::json {
 
 namespace {
@@ -27,259 +29,91 @@ const char* type_name(Value::Type t) {
   throw Error(std::string("JSON: expected ") + want + ", found " + type_name(got));
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-class Parser {
+// Builds our Value from nlohmann's SAX events: nlohmann's parser reads the text (grammar,
+// escapes, surrogates, UTF-8, numbers); this keeps our two rules on top of it, no duplicate
+// keys and no nesting deeper than max_depth, and turns its errors into one line of ours.
+class Builder {
  public:
-  Parser(std::string_view s, int max_depth) : s_(s), max_depth_(max_depth) {}
+  explicit Builder(int max_depth) : max_depth_(max_depth) {}
 
-  Value document() {
-    skip_ws();
-    Value v = value(0);
-    skip_ws();
-    if (pos_ != s_.size()) fail("unexpected text after the JSON value");
-    return v;
+  bool null() { return put(Value()); }
+  bool boolean(bool b) { return put(Value(b)); }
+  bool number_integer(std::int64_t v) { return put(Value(static_cast<long long>(v))); }
+  bool number_unsigned(std::uint64_t v) { return put(Value(static_cast<unsigned long long>(v))); }
+  bool number_float(double v, const std::string&) { return put(Value(v)); }
+  bool string(std::string& v) { return put(Value(std::move(v))); }
+  bool binary(nlohmann::json::binary_t&) { return false; }  // JSON text has none
+  bool start_object(std::size_t) { return open(Value::object()); }
+  bool start_array(std::size_t) { return open(Value::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& k) {
+    Frame& f = stack_.back();
+    // Small objects are searched; big ones keep a hash set (a header of thousands of tensors).
+    const auto& members = f.value.as_object();
+    bool dup = false;
+    if (members.size() < 16) {
+      for (const auto& [name, v] : members) dup = dup || name == k;
+    } else {
+      if (f.keys.empty())
+        for (const auto& [name, v] : members) f.keys.insert(name);
+      dup = f.keys.count(k) != 0;
+    }
+    if (dup) throw Error("JSON: duplicate key " + ::onegpu::trainer::json::quoted(k));
+    if (members.size() >= 16) f.keys.insert(k);
+    f.key = std::move(k);
+    return true;
   }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..." ->
+    // "JSON: syntax error ... at byte 5".
+    std::string what = ex.what();
+    if (!what.empty() && what[0] == '[') {
+      const auto close = what.find("] ");
+      if (close != std::string::npos) what = what.substr(close + 2);
+    }
+    if (what.rfind("parse error", 0) == 0) {
+      const auto colon = what.find(": ");
+      if (colon != std::string::npos) what = what.substr(colon + 2);
+    }
+    // nlohmann quotes the token it stopped in, which may be long or hold raw bytes: left out.
+    if (const auto last = what.find("; last read: "); last != std::string::npos) what.resize(last);
+    throw Error("JSON: " + what + " at byte " + std::to_string(position > 0 ? position - 1 : 0));
+  }
+
+  Value take() { return std::move(root_); }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error("JSON: " + what + " at byte " + std::to_string(pos_));
+  struct Frame {
+    Value value;
+    std::string key;                       // the key of the member being read (objects)
+    std::unordered_set<std::string> keys;  // filled once an object is big
+  };
+  bool open(Value v) {
+    if (static_cast<int>(stack_.size()) >= max_depth_)
+      throw Error("JSON: nesting deeper than " + std::to_string(max_depth_) + " levels");
+    stack_.push_back({std::move(v), {}, {}});
+    return true;
   }
-  void skip_ws() {
-    while (pos_ < s_.size() &&
-           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-      ++pos_;
+  bool close() {
+    Value v = std::move(stack_.back().value);
+    stack_.pop_back();
+    return put(std::move(v));
   }
-  bool literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) == word) {
-      pos_ += word.size();
+  bool put(Value v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
       return true;
     }
-    return false;
+    Frame& f = stack_.back();
+    if (f.value.is_array()) f.value.as_array().push_back(std::move(v));
+    else f.value.as_object().emplace_back(std::move(f.key), std::move(v));
+    return true;
   }
 
-  Value value(int depth) {
-    if (pos_ >= s_.size()) fail("unexpected end of input");
-    char c = s_[pos_];
-    switch (c) {
-      case '{': return object(depth + 1);
-      case '[': return array(depth + 1);
-      case '"': return Value(string());
-      case 't': if (literal("true")) return Value(true); break;
-      case 'f': if (literal("false")) return Value(false); break;
-      case 'n': if (literal("null")) return Value(); break;
-      default:
-        if (c == '-' || (c >= '0' && c <= '9')) return number();
-    }
-    fail(std::string("unexpected character '") + printable(c) + "'");
-  }
-
-  static std::string printable(char c) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7F) return std::string(1, c);
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02x", u);
-    return buf;
-  }
-
-  Value object(int depth) {
-    if (depth > max_depth_) fail("nesting deeper than " + std::to_string(max_depth_));
-    ++pos_;  // '{'
-    Value v = Value::object();
-    auto& members = v.as_object();
-    std::unordered_set<std::string> seen;
-    skip_ws();
-    if (pos_ < s_.size() && s_[pos_] == '}') {
-      ++pos_;
-      return v;
-    }
-    for (;;) {
-      skip_ws();
-      if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
-      std::size_t key_pos = pos_;
-      std::string key = string();
-      // Duplicate keys: a scan for small objects, a hash set for big ones (a checkpoint header
-      // holds thousands of tensor names in one object).
-      bool dup = false;
-      if (members.size() < 16) {
-        for (const auto& m : members) dup = dup || m.first == key;
-      } else {
-        if (seen.empty())
-          for (const auto& m : members) seen.insert(m.first);
-        dup = !seen.insert(key).second;
-      }
-      if (dup) {
-        pos_ = key_pos;
-        fail("duplicate key " + quoted(key));
-      }
-      skip_ws();
-      if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':'");
-      ++pos_;
-      skip_ws();
-      members.emplace_back(std::move(key), value(depth));
-      skip_ws();
-      if (pos_ >= s_.size()) fail("unexpected end of input in an object");
-      if (s_[pos_] == ',') { ++pos_; continue; }
-      if (s_[pos_] == '}') { ++pos_; return v; }
-      fail("expected ',' or '}'");
-    }
-  }
-
-  Value array(int depth) {
-    if (depth > max_depth_) fail("nesting deeper than " + std::to_string(max_depth_));
-    ++pos_;  // '['
-    Value v = Value::array();
-    auto& items = v.as_array();
-    skip_ws();
-    if (pos_ < s_.size() && s_[pos_] == ']') {
-      ++pos_;
-      return v;
-    }
-    for (;;) {
-      skip_ws();
-      items.push_back(value(depth));
-      skip_ws();
-      if (pos_ >= s_.size()) fail("unexpected end of input in an array");
-      if (s_[pos_] == ',') { ++pos_; continue; }
-      if (s_[pos_] == ']') { ++pos_; return v; }
-      fail("expected ',' or ']'");
-    }
-  }
-
-  std::uint32_t hex4() {
-    if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = s_[pos_ + i];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= c - '0';
-      else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-      else fail("bad hex digit in \\u escape");
-    }
-    pos_ += 4;
-    return v;
-  }
-
-  std::string string() {
-    ++pos_;  // opening quote
-    std::string out;
-    for (;;) {
-      if (pos_ >= s_.size()) fail("unterminated string");
-      unsigned char c = static_cast<unsigned char>(s_[pos_]);
-      if (c == '"') { ++pos_; return out; }
-      if (c < 0x20) fail("raw control character in a string");
-      if (c != '\\') {
-        // Copy a run of plain bytes at once.
-        std::size_t start = pos_;
-        while (pos_ < s_.size()) {
-          unsigned char d = static_cast<unsigned char>(s_[pos_]);
-          if (d == '"' || d == '\\' || d < 0x20) break;
-          ++pos_;
-        }
-        out.append(s_.substr(start, pos_ - start));
-        continue;
-      }
-      ++pos_;
-      if (pos_ >= s_.size()) fail("unterminated escape");
-      char e = s_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          std::uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (s_.substr(pos_, 2) != "\\u") fail("unpaired surrogate in \\u escape");
-            pos_ += 2;
-            std::uint32_t lo = hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) fail("unpaired surrogate in \\u escape");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            fail("unpaired surrogate in \\u escape");
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          --pos_;
-          fail(std::string("invalid escape '\\") + printable(e) + "'");
-      }
-    }
-  }
-
-  Value number() {
-    std::size_t start = pos_;
-    if (s_[pos_] == '-') ++pos_;
-    auto digits = [&] {
-      std::size_t b = pos_;
-      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-      return pos_ - b;
-    };
-    std::size_t int_start = pos_;
-    std::size_t n_int = digits();
-    if (n_int == 0) fail("expected digits in a number");
-    if (n_int > 1 && s_[int_start] == '0') {
-      pos_ = int_start;
-      fail("leading zero in a number");
-    }
-    bool integral = true;
-    if (pos_ < s_.size() && s_[pos_] == '.') {
-      ++pos_;
-      integral = false;
-      if (digits() == 0) fail("expected digits after '.'");
-    }
-    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-      ++pos_;
-      integral = false;
-      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-      if (digits() == 0) fail("expected digits in an exponent");
-    }
-    const char* b = s_.data() + start;
-    const char* e = s_.data() + pos_;
-    if (integral) {
-      long long iv = 0;
-      auto r = std::from_chars(b, e, iv);
-      if (r.ec == std::errc() && r.ptr == e) return Value(iv);
-      // Too large for int64: fall through to double.
-    }
-    double d = 0;
-    auto r = std::from_chars(b, e, d);
-    if (r.ec == std::errc::result_out_of_range) {
-      pos_ = start;
-      fail("number out of range");
-    }
-    if (r.ec != std::errc() || r.ptr != e) {
-      pos_ = start;
-      fail("bad number");
-    }
-    return Value(d);
-  }
-
-  std::string_view s_;
-  std::size_t pos_ = 0;
   int max_depth_;
+  std::vector<Frame> stack_;
+  Value root_;
 };
 
 }  // namespace
@@ -320,6 +154,10 @@ std::string quoted(std::string_view s) {
 void append_number(std::string& out, double v) {
   if (!std::isfinite(v)) {
     out += "null";
+    return;
+  }
+  if (v == 0 && std::signbit(v)) {  // "-0" would read back as the integer 0 and lose the sign
+    out += "-0.0";
     return;
   }
   char buf[32];
@@ -476,7 +314,13 @@ bool operator==(const Value& a, const Value& b) {
   return false;
 }
 
-Value parse(std::string_view text, int max_depth) { return Parser(text, max_depth).document(); }
+Value parse(std::string_view text, int max_depth) {
+  Builder b(max_depth);
+  // strict: nothing but whitespace after the value; comments are not JSON.
+  nlohmann::json::sax_parse(text.begin(), text.end(), &b, nlohmann::json::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/false);
+  return b.take();
+}
 
 // ---- Writer ----
 

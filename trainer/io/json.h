@@ -5,8 +5,10 @@
 //   Value   a small DOM (null, bool, number, string, array, object) that parse() returns;
 //           objects keep their keys in file order.
 //
-// Strings are byte strings: bytes >= 0x80 pass through both ways unchecked (write UTF-8 if a
-// strict reader such as Perfetto or Python will read the text).
+// Reading is done by Debian's nlohmann-json (a well-kept parser; the text is untrusted input:
+// safetensors headers, traces). On top of it: no duplicate keys, nesting at most max_depth.
+// Strings read must be UTF-8 (JSON's rule); the writer passes bytes >= 0x80 through unchecked,
+// so write UTF-8 (everything onegpu writes is).
 // Numbers keep their exact int64 value when written as an integer (safetensors offsets need it).
 // Non-finite doubles are written as null (JSON has no NaN). Bad input throws onegpu::trainer::Error.
 #include <cstdint>

@@ -11,6 +11,8 @@
 #include <limits>
 
 #include "trainer/io/json.h"
+#include "trainer/io/output_file.h"
+#include "trainer/train/limits.h"
 
 namespace onegpu::trainer::safetensors {
 
@@ -317,69 +319,30 @@ File parse(std::string_view bytes, std::string_view source) {
   return f;
 }
 
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-void write_all(int fd, const char* p, std::size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error("cannot write " + path + ": " + errno_text());
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-}  // namespace
-
 void save(const File& f, const std::string& path) {
   if (path.empty()) throw Error("safetensors: empty output path");
-  const std::size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  // A unique temporary name in the same folder, so rename() is atomic.
-  std::string tmpl = path + ".tmp-XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw Error("cannot create a temporary file next to " + path + ": " + errno_text());
-  const std::string tmp = tmpl;
-  try {
-    const std::string h = header_json(f);
-    char len[8];
-    put_u64_le(len, h.size());
-    write_all(fd, len, 8, tmp);
-    write_all(fd, h.data(), h.size(), tmp);
-    for (const auto& [n, t] : f.tensors())
-      write_all(fd, reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size(), tmp);
-    ::fchmod(fd, 0644);
-    if (::fsync(fd) != 0) throw Error("cannot fsync " + tmp + ": " + errno_text());
-    if (::close(fd) != 0) {
-      fd = -1;
-      throw Error("cannot close " + tmp + ": " + errno_text());
-    }
-    fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error("cannot rename " + tmp + " to " + path + ": " + errno_text());
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  // Make the rename itself durable.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  const std::string h = header_json(f);
+  files::write_atomic(
+      path,
+      [&](int fd, const std::string& name) {
+        char len[8];
+        put_u64_le(len, h.size());
+        files::write_all(fd, len, 8, name);
+        files::write_all(fd, h.data(), h.size(), name);
+        for (const auto& [n, t] : f.tensors()) files::write_all(fd, t.bytes.data(), t.bytes.size(), name);
+      },
+      "checkpoint");
 }
 
 File load(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw Error("cannot open " + path + ": " + errno_text());
+  if (::stat(path.c_str(), &st) != 0) throw Error("cannot open " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error("cannot load " + path + ": not a regular file");
+  limits::require_memory(2 * static_cast<std::uint64_t>(st.st_size),
+                         "checkpoint " + path + " (" + limits::bytes_text(static_cast<std::uint64_t>(st.st_size)) + ")",
+                         "it cannot be loaded here");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + ": " + errno_text());
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
   std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (static_cast<std::size_t>(in.gcount()) != bytes.size()) throw Error("cannot read all of " + path);

@@ -1,31 +1,45 @@
 #include "trainer/model/config.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "trainer/error.h"
+#include "trainer/io/text.h"
+#include "trainer/train/limits.h"
 
 namespace onegpu::trainer {
 
 void ModelConfig::validate() const {
-  auto positive = [](int v, const char* what) {
+  // Each size is bounded before anything is allocated: a checkpoint's config is untrusted input.
+  auto in_range = [](int v, const char* what, int hi) {
     if (v <= 0) throw Error(std::string("model config: ") + what + " must be positive, got " + std::to_string(v));
+    if (v > hi)
+      throw Error(std::string("model config: ") + what + " must be at most " + std::to_string(hi) + ", got " +
+                  std::to_string(v));
   };
-  positive(vocab, "vocab");
-  positive(d_model, "d_model");
-  positive(n_heads, "n_heads");
-  positive(n_layers, "n_layers");
-  positive(n_experts, "n_experts");
-  positive(top_k, "top_k");
-  positive(expert_hidden, "expert_hidden");
-  positive(seq_len, "seq_len");
+  in_range(vocab, "vocab", limits::kMaxVocab);
+  in_range(d_model, "d_model", limits::kMaxDModel);
+  in_range(n_heads, "n_heads", limits::kMaxHeads);
+  in_range(n_layers, "n_layers", limits::kMaxLayers);
+  in_range(n_experts, "n_experts", limits::kMaxExperts);
+  in_range(top_k, "top_k", limits::kMaxTopK);
+  in_range(expert_hidden, "expert_hidden", limits::kMaxExpertHidden);
+  in_range(seq_len, "seq_len", limits::kMaxSeqLen);
   if (d_model % n_heads != 0) throw Error("model config: n_heads must divide d_model");
   if (head_dim() % 2 != 0) throw Error("model config: head dimension must be even for rotary positions");
   if (top_k > n_experts)
     throw Error("model config: top_k (" + std::to_string(top_k) + ") is larger than the expert count (" +
                 std::to_string(n_experts) + ")");
-  if (!(norm_eps > 0.f)) throw Error("model config: norm_eps must be positive");
-  if (aux_loss_coef < 0.f || z_loss_coef < 0.f) throw Error("model config: loss coefficients must not be negative");
+  if (!(norm_eps > 0.f) || !std::isfinite(norm_eps)) throw Error("model config: norm_eps must be a positive number");
+  if (!(aux_loss_coef >= 0.f) || !(z_loss_coef >= 0.f) || !std::isfinite(aux_loss_coef) || !std::isfinite(z_loss_coef))
+    throw Error("model config: loss coefficients must be finite and not negative");
+  if (name.empty() || name.size() > 64) throw Error("model config: the name must be 1 to 64 characters");
+  limits::require_memory(limits::weight_bytes(*this),
+                         "model " + text::printable(name) + " (" + std::to_string(n_layers) + " layers, " +
+                             std::to_string(n_experts) + " experts, d_model " + std::to_string(d_model) + ")",
+                         "this checkpoint or configuration is too large to load");
 }
 
 ModelConfig model_preset(const std::string& name) {
@@ -82,21 +96,13 @@ ModelConfig config_from_string(const std::string& s) {
     return it->second;
   };
   auto geti = [&](const char* k) {
-    try {
-      std::size_t pos = 0;
-      int v = std::stoi(get(k), &pos);
-      if (pos != get(k).size()) throw Error("");
-      return v;
-    } catch (const std::exception&) {
-      throw Error(std::string("model config: '") + k + "' is not an integer");
-    }
+    if (auto v = text::parse_int(get(k), 0, std::numeric_limits<int>::max())) return (int)*v;
+    throw Error(std::string("model config: '") + k + "' is not a whole number in range, got '" +
+                text::printable(get(k)) + "'");
   };
   auto getf = [&](const char* k) {
-    try {
-      return std::stof(get(k));
-    } catch (const std::exception&) {
-      throw Error(std::string("model config: '") + k + "' is not a number");
-    }
+    if (auto v = text::parse_number(get(k))) return (float)*v;
+    throw Error(std::string("model config: '") + k + "' is not a finite number, got '" + text::printable(get(k)) + "'");
   };
   ModelConfig c;
   c.name = get("name");

@@ -561,7 +561,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     const std::size_t m = col.ranks.size();
     auto member_state = [&](std::size_t i) -> MicrobatchState& { return state(rank(col.ranks[i]), c, mb); };
     auto copy_rows = [D](float* dst, const float* src, int rows) {
-      std::memcpy(dst, src, (std::size_t)rows * D * sizeof(float));
+      if (rows > 0) std::memcpy(dst, src, (std::size_t)rows * D * sizeof(float));  // an empty slice may be null
     };
     switch (first.phase) {
       case AllToAllPhase::DispatchFwd:
@@ -591,7 +591,7 @@ struct ParallelTrainer::Impl final : OpRunner {
             }
           }
           w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
-          std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
+          if (total > 0) std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
           Rj.work[{l, mb}] = std::move(w);
         }
         for (std::size_t i = 0; i < m; ++i) member_state(i).layers[(std::size_t)l].experts.xe = {};  // sent
@@ -626,7 +626,7 @@ struct ParallelTrainer::Impl final : OpRunner {
                       st.layers[(std::size_t)l].dy.data() + (std::size_t)rr.a * D, rr.n());
           }
           w.dy = floats(*Rj.tracker, MemCategory::Activations, total * D);
-          std::memcpy(w.dy.data(), in.data(), total * D * sizeof(float));
+          if (total > 0) std::memcpy(w.dy.data(), in.data(), total * D * sizeof(float));
         }
         for (std::size_t i = 0; i < m; ++i) member_state(i).layers[(std::size_t)l].dy = {};  // sent
         break;

@@ -1,5 +1,6 @@
 #include "trainer/plan/plan.h"
 
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
@@ -9,21 +10,54 @@
 
 namespace onegpu::trainer {
 
-std::string_view to_string(OpKind k) {
-  switch (k) {
-    case OpKind::Broadcast: return "broadcast";
-    case OpKind::Forward: return "forward";
-    case OpKind::Backward: return "backward";
-    case OpKind::BackwardInput: return "backward-input";
-    case OpKind::BackwardWeight: return "backward-weight";
-    case OpKind::Send: return "send";
-    case OpKind::Recv: return "recv";
-    case OpKind::AllToAll: return "all-to-all";
-    case OpKind::AllReduce: return "all-reduce";
-    case OpKind::Update: return "update";
-  }
-  return "?";
+// >>op-kinds: the one table of op kinds (see OpKindInfo in plan.h).
+namespace {
+constexpr OpKindInfo kOpKinds[] = {
+    {OpKind::Broadcast, "broadcast", "broadcast", "broadcast", EventKind::Broadcast},
+    {OpKind::Forward, "forward", "F", "F", EventKind::Forward},
+    {OpKind::Backward, "backward", "B", "B", EventKind::Backward},
+    {OpKind::BackwardInput, "backward-input", "Bi", "B (input)", EventKind::Backward},
+    {OpKind::BackwardWeight, "backward-weight", "W", "W", EventKind::WeightGradient},
+    {OpKind::Send, "send", "send", "send", EventKind::Send},
+    {OpKind::Recv, "recv", "recv", "recv", EventKind::Recv},
+    {OpKind::AllToAll, "all-to-all", "a2a", "all-to-all", EventKind::AllToAll},
+    {OpKind::AllReduce, "all-reduce", "all-reduce", "all-reduce", EventKind::AllReduce},
+    {OpKind::Update, "update", "update", "update", EventKind::Update},
+};
+constexpr bool rows_follow_the_enum() {
+  for (int i = 0; i < kOpKindCount; ++i)
+    if (static_cast<int>(kOpKinds[i].kind) != i) return false;
+  return true;
 }
+static_assert(std::size(kOpKinds) == kOpKindCount, "kOpKinds needs one row per OpKind: add the new kind's row");
+static_assert(rows_follow_the_enum(), "kOpKinds rows must be in OpKind order");
+}  // namespace
+
+const OpKindInfo& op_kind_info(OpKind k) {
+  const auto i = static_cast<std::size_t>(k);
+  if (i >= std::size(kOpKinds)) throw Error("plan: unknown op kind " + std::to_string(i));
+  return kOpKinds[i];
+}
+
+std::string kind_label(const Op& op, bool trace) {
+  // Built by appending only: GCC 12 warns falsely (-Wrestrict) on assign-then-append here.
+  const OpKindInfo& k = op_kind_info(op.kind);
+  std::string s;
+  s.reserve(32);
+  auto add = [&](std::string_view x) { s.append(x.data(), x.size()); };
+  add(trace ? k.trace_label : k.short_label);
+  switch (op.kind) {
+    case OpKind::Send:
+    case OpKind::Recv: add(op.payload == Payload::Activation ? " act" : " grad"); break;
+    case OpKind::AllToAll: add(" "); add(to_string(op.phase)); break;
+    case OpKind::AllReduce:
+    case OpKind::Broadcast: add(" "); add(to_string(op.group)); break;
+    default: break;
+  }
+  return s;
+}
+
+std::string_view to_string(OpKind k) { return op_kind_info(k).name; }
 std::string_view to_string(Part p) {
   switch (p) {
     case Part::Chunk: return "chunk";
@@ -54,29 +88,22 @@ std::string_view to_string(Group g) {
 }
 
 std::string describe(const Op& op) {
-  std::string s;
-  switch (op.kind) {
-    case OpKind::Forward: s = "F"; break;
-    case OpKind::Backward: s = "B"; break;
-    case OpKind::BackwardInput: s = "Bi"; break;
-    case OpKind::BackwardWeight: s = "W"; break;
-    case OpKind::Send: s = op.payload == Payload::Activation ? "send act" : "send grad"; break;
-    case OpKind::Recv: s = op.payload == Payload::Activation ? "recv act" : "recv grad"; break;
-    case OpKind::AllToAll: s = "a2a " + std::string(to_string(op.phase)); break;
-    case OpKind::AllReduce: s = "all-reduce " + std::string(to_string(op.group)); break;
-    case OpKind::Broadcast: s = "broadcast " + std::string(to_string(op.group)); break;
-    case OpKind::Update: s = "update"; break;
-  }
-  if (op.part != Part::Chunk) s += " " + std::string(to_string(op.part));
-  if (op.chunk >= 0) s += " c" + std::to_string(op.chunk);
+  // Appends only (see kind_label).
+  std::string s = kind_label(op, /*trace=*/false);
+  auto add = [&](std::string_view a, const std::string& b) {
+    s.append(a.data(), a.size());
+    s.append(b);
+  };
+  if (op.part != Part::Chunk) add(" ", std::string(to_string(op.part)));
+  if (op.chunk >= 0) add(" c", std::to_string(op.chunk));
   if (op.layer_begin >= 0) {
-    s += " L" + std::to_string(op.layer_begin);
-    if (op.layer_end != op.layer_begin + 1) s += "-" + std::to_string(op.layer_end - 1);
+    add(" L", std::to_string(op.layer_begin));
+    if (op.layer_end != op.layer_begin + 1) add("-", std::to_string(op.layer_end - 1));
   }
-  if (op.microbatch >= 0) s += " mb" + std::to_string(op.microbatch);
-  if (op.kind == OpKind::Send) s += " to " + std::to_string(op.peer);
-  if (op.kind == OpKind::Recv) s += " from " + std::to_string(op.peer);
-  s += " @r" + std::to_string(op.rank);
+  if (op.microbatch >= 0) add(" mb", std::to_string(op.microbatch));
+  if (op.kind == OpKind::Send) add(" to ", std::to_string(op.peer));
+  if (op.kind == OpKind::Recv) add(" from ", std::to_string(op.peer));
+  add(" @r", std::to_string(op.rank));
   return s;
 }
 

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainer/events/event.h"
 #include "trainer/plan/config.h"
 #include "trainer/plan/layout.h"
 
@@ -37,15 +38,32 @@ enum class OpKind : std::uint8_t {
   Recv,
   AllToAll,
   AllReduce,
-  Update,
+  Update,  // last: kOpKindCount counts up to here
 };
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::Update) + 1;
 
 enum class Part : std::uint8_t { Chunk, Attention, Experts, Combine };
 enum class Payload : std::uint8_t { None, Activation, Gradient };
 enum class AllToAllPhase : std::uint8_t { None, DispatchFwd, CombineFwd, CombineBwd, DispatchBwd };
 enum class Group : std::uint8_t { None, Dense, Expert, AllToAll };
 
-std::string_view to_string(OpKind k);
+// Every spelling of an op kind, in one table (plan.cpp, static_assert'ed to cover each kind):
+// its name, its short label in describe(), its label in a trace, and the event kind the
+// engine records for it. Nothing else spells a kind.
+struct OpKindInfo {
+  OpKind kind;
+  std::string_view name;         // "backward-input"
+  std::string_view short_label;  // "Bi" (describe)
+  std::string_view trace_label;  // "B (input)" (Chrome/Perfetto trace)
+  EventKind event;               // EventKind::Backward
+};
+const OpKindInfo& op_kind_info(OpKind k);
+// The op's label: the kind's label, then what tells it apart (payload, all-to-all phase,
+// group). trace=true uses trace_label.
+struct Op;
+std::string kind_label(const Op& op, bool trace);
+
+std::string_view to_string(OpKind k);  // op_kind_info(k).name
 std::string_view to_string(Part p);
 std::string_view to_string(AllToAllPhase p);
 std::string_view to_string(Group g);

@@ -3,20 +3,31 @@
 #include "trainer/train/step_runner.h"
 
 #include <chrono>
+#include <cmath>
+#include <set>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
+#include "trainer/io/text.h"
 #include "trainer/train/heldout.h"
+#include "trainer/train/limits.h"
 
 namespace onegpu::trainer {
 
 void TrainOptions::validate() const {
-  if (steps <= 0) throw Error("--steps must be positive");
-  if (batch <= 0) throw Error("--batch must be positive");
-  if (microbatches <= 0) throw Error("--microbatches must be positive");
+  auto bounded = [](long long v, const char* flag, long long hi) {
+    if (v <= 0) throw Error(std::string(flag) + " must be positive, got " + std::to_string(v));
+    if (v > hi) throw Error(std::string(flag) + " must be at most " + std::to_string(hi) + ", got " + std::to_string(v));
+  };
+  bounded(steps, "--steps", limits::kMaxSteps);
+  bounded(batch, "--batch", limits::kMaxBatch);
+  bounded(microbatches, "--microbatches", limits::kMaxBatch);
+  bounded(threads, "--threads", limits::kMaxThreads);
+  bounded(eval_rows, "eval_rows", limits::kMaxEvalRows);
   if (batch % microbatches != 0)
     throw Error("--batch (" + std::to_string(batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(microbatches) + ")");
@@ -35,6 +46,19 @@ void Trainer::build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok
   opt_.validate();
   model.vocab = (int)tok.vocab_size();
   model.validate();
+  // Weights, one microbatch's activations and the held-out windows must fit, or the run would
+  // grow until the kernel ends it: refuse it now, naming the flag that asks for the memory.
+  {
+    const std::uint64_t rows = (std::uint64_t)(opt_.batch / opt_.microbatches);
+    const std::uint64_t need = limits::weight_bytes(model) + limits::activation_bytes(model, rows, model.seq_len);
+    limits::require_memory(need,
+                           "--batch " + std::to_string(opt_.batch) + " (" + std::to_string(rows) + " texts a microbatch)",
+                           "use a smaller --batch or more --microbatches");
+    limits::require_memory(limits::weight_bytes(model) + limits::activation_bytes(model, 1, model.seq_len) / 4 *
+                                                             (std::uint64_t)opt_.eval_rows,
+                           "evaluating " + std::to_string(opt_.eval_rows) + " held-out rows",
+                           "the checkpoint's eval_rows is too large");
+  }
   tok_ = std::move(tok);
   if (corpus) {
     train_ = TokenDataset::build(tok_, corpus->train);
@@ -110,26 +134,32 @@ TrainOptions options_from_string(const std::string& s) {
     if (it == kv.end()) throw Error(std::string("checkpoint: training option '") + k + "' missing");
     return it->second;
   };
+  // Every field strictly: the whole text, digits only for integers, finite for numbers.
+  auto geti = [&](const char* k) {
+    const std::string v = get(k);
+    if (auto x = text::parse_int(v, 0, std::numeric_limits<int>::max())) return (int)*x;
+    throw Error(std::string("checkpoint: training option '") + k + "' is not a whole number, got '" + text::printable(v) + "'");
+  };
+  auto getf = [&](const char* k) {
+    const std::string v = get(k);
+    if (auto x = text::parse_number(v)) return (float)*x;
+    throw Error(std::string("checkpoint: training option '") + k + "' is not a finite number, got '" + text::printable(v) + "'");
+  };
   TrainOptions o;
-  try {
-    o.steps = std::stoi(get("steps"));
-    o.batch = std::stoi(get("batch"));
-    o.microbatches = std::stoi(get("microbatches"));
-    o.seed = std::stoull(get("seed"));
-    o.eval_rows = std::stoi(get("eval_rows"));
-    o.optim.lr = std::stof(get("lr"));
-    o.optim.min_lr_ratio = std::stof(get("min_lr_ratio"));
-    o.optim.warmup_steps = std::stoi(get("warmup_steps"));
-    o.optim.beta1 = std::stof(get("beta1"));
-    o.optim.beta2 = std::stof(get("beta2"));
-    o.optim.eps = std::stof(get("eps"));
-    o.optim.weight_decay = std::stof(get("weight_decay"));
-    o.optim.clip_norm = std::stof(get("clip_norm"));
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception&) {
-    throw Error("checkpoint: a training option is not a number");
-  }
+  o.steps = geti("steps");
+  o.batch = geti("batch");
+  o.microbatches = geti("microbatches");
+  if (auto x = text::parse_u64(get("seed"))) o.seed = *x;
+  else throw Error("checkpoint: training option 'seed' is not a whole number");
+  o.eval_rows = geti("eval_rows");
+  o.optim.lr = getf("lr");
+  o.optim.min_lr_ratio = getf("min_lr_ratio");
+  o.optim.warmup_steps = geti("warmup_steps");
+  o.optim.beta1 = getf("beta1");
+  o.optim.beta2 = getf("beta2");
+  o.optim.eps = getf("eps");
+  o.optim.weight_decay = getf("weight_decay");
+  o.optim.clip_norm = getf("clip_norm");
   return o;
 }
 }  // namespace
@@ -174,19 +204,20 @@ Loaded open_checkpoint(const std::string& path) {
       throw Error(std::string("missing '") + k + "'" + where + " (not an onegpu checkpoint?)");
     }
   };
-  if (meta("format") != kFormat) throw Error("unsupported checkpoint format '" + meta("format") + "'" + where);
+  if (meta("format") != kFormat) throw Error("unsupported checkpoint format '" + text::printable(meta("format")) + "'" + where);
   try {
     L.cfg = config_from_string(meta("config"));
     L.opt = options_from_string(meta("train_options"));
     L.tok = BpeTokenizer::deserialize(meta("tokenizer"));
-    L.step = std::stoi(meta("step"));
-    L.rng = std::stoull(meta("data_rng"));
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + where);
-  } catch (const std::exception&) {
-    throw Error("bad step or RNG state" + where);
   }
-  if (L.step < 0) throw Error("negative step" + where);
+  // The same strict rule as every other field: "2abc" is not step 2.
+  if (auto s = text::parse_int(meta("step"), 0, limits::kMaxSteps)) L.step = (int)*s;
+  else throw Error("step '" + text::printable(meta("step")) + "' is not a whole number from 0 to " +
+                   std::to_string(limits::kMaxSteps) + where);
+  if (auto r = text::parse_u64(meta("data_rng"))) L.rng = *r;
+  else throw Error("data_rng '" + text::printable(meta("data_rng")) + "' is not a whole number" + where);
   if ((std::size_t)L.cfg.vocab != L.tok.vocab_size())
     throw Error("the model's vocabulary does not match its tokenizer" + where);
   return L;
@@ -197,20 +228,44 @@ void Trainer::load_state(const safetensors::File& f, bool with_optimizer) {
   // Called right after build() with the checkpoint's config; fills every array or throws.
   const std::string& path = f.source;
   auto& P = model_->params();
-  auto copy = [&](const std::string& name, const ParamTensor& t, float* dst) {
+  // Every tensor is checked against the config: dtype, shape, finite values; and every tensor
+  // in the file must be one the config accounts for (a 4-layer file read as 3 layers is refused).
+  std::set<std::string> expected;
+  auto check = [&](const std::string& name, const ParamTensor& t, safetensors::DType dtype) -> const safetensors::Tensor& {
+    expected.insert(name);
     const auto& x = f.get(name);
-    if (x.shape != shape_of(t)) throw Error("tensor '" + name + "' has the wrong shape in checkpoint " + path);
-    auto v = x.f32();
+    if (x.dtype != dtype)
+      throw Error("tensor '" + text::printable(name) + "' is " + std::string(safetensors::dtype_name(x.dtype)) +
+                  ", expected " + std::string(safetensors::dtype_name(dtype)) + " in checkpoint " + path);
+    if (x.shape != shape_of(t)) throw Error("tensor '" + text::printable(name) + "' has the wrong shape in checkpoint " + path);
+    return x;
+  };
+  auto copy = [&](const std::string& name, const ParamTensor& t, float* dst, bool non_negative) {
+    auto v = check(name, t, safetensors::DType::F32).f32();
+    for (float x : v)
+      if (!std::isfinite(x) || (non_negative && x < 0.f))
+        throw Error("tensor '" + text::printable(name) + "' holds " + (std::isfinite(x) ? "a negative value" : "Inf or NaN") +
+                    " in checkpoint " + path);
     std::memcpy(dst, v.data(), v.size() * sizeof(float));
   };
   for (const auto& t : P.tensors()) {
-    copy("optim.master." + t.name, t, P.master.data() + t.offset);
+    copy("optim.master." + t.name, t, P.master.data() + t.offset, false);
     if (with_optimizer) {
-      copy("optim.adam_m." + t.name, t, P.adam_m.data() + t.offset);
-      copy("optim.adam_v." + t.name, t, P.adam_v.data() + t.offset);
+      copy("optim.adam_m." + t.name, t, P.adam_m.data() + t.offset, false);
+      copy("optim.adam_v." + t.name, t, P.adam_v.data() + t.offset, true);
+    } else {
+      for (const char* k : {"optim.adam_m.", "optim.adam_v."})
+        if (f.contains(k + t.name)) check(k + t.name, t, safetensors::DType::F32);
     }
     if (!f.contains(t.name)) throw Error("missing tensor '" + t.name + "' in checkpoint " + path);
+    for (std::uint16_t b : check(t.name, t, safetensors::DType::BF16).bf16())
+      if ((b & 0x7f80) == 0x7f80) throw Error("tensor '" + t.name + "' holds Inf or NaN in checkpoint " + path);
   }
+  for (const auto& name : f.names())
+    if (!expected.count(name))
+      throw Error("tensor '" + text::printable(name) + "' is not part of model " + text::printable(model_->config().name) +
+                  " as its config describes it (" + std::to_string(model_->config().n_layers) +
+                  " layers) in checkpoint " + path);
   P.sync_weights_from_master();
 }
 
