@@ -55,6 +55,7 @@ struct LabDrawn {
   bool folded = false;
   std::vector<std::pair<float, float>> lane_y;  // each lane's top and bottom, window pixels
   float timeline_x0 = 0, timeline_x1 = 0;
+  std::size_t rects = 0;  // rectangles the timeline drew (spans after merging)
   bool bubble_shown = false;
   double bubble = 0, textbook = 0;
   glm::vec2 ranks_viewport{0};

@@ -4,6 +4,7 @@
 // than a pixel merge with their neighbours, and at more than 64 ranks the lanes fold into one
 // per stage that shows how many of the stage's ranks are busy, so a 512-rank step stays smooth.
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -197,15 +198,36 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   if (!folded) {
     for (int r = 0; r < world; ++r) {
       const float ya = lane_y(r) + pad, yb = lane_y(r) + lane_h - pad;
-      // Spans thinner than a pixel merge into one run while they touch.
+      // Spans thinner than a pixel merge into one run while they touch, and so do narrow
+      // spans of one colour back to back: a software renderer pays per rectangle, and at this
+      // zoom their edges are not readable anyway (zoom in and they come apart).
+      // In dense lanes narrow spans of any colour merge too; the run takes the colour that
+      // covers most of it.
+      constexpr float kNarrow = 6.0f;
+      const float mixed = lane_h < 14.0f ? 3.0f : 1.0f;
       float run_a = 0, run_b = -1e9f;
       glm::vec4 run_c{};
+      float best_w = 0;
+      std::array<std::pair<glm::vec4, float>, 4> cover{};  // colours in the run and their widths
+      int covers = 0;
+      auto add_cover = [&](glm::vec4 c, float w) {
+        for (int k = 0; k < covers; ++k)
+          if (cover[(std::size_t)k].first == c) {
+            cover[(std::size_t)k].second += w;
+            if (cover[(std::size_t)k].second > best_w) best_w = cover[(std::size_t)k].second, run_c = c;
+            return;
+          }
+        if (covers < 4) cover[(std::size_t)covers++] = {c, w};
+        if (w > best_w) best_w = w, run_c = c;
+      };
       auto flush = [&] {
         if (run_b > run_a) {
           dl->AddRectFilled({run_a, ya}, {std::max(run_b, run_a + 1.0f), yb}, col(run_c));
           ++rects;
         }
         run_b = -1e9f;
+        covers = 0;
+        best_w = 0;
       };
       for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
         const OpSpan& o = rec->ops[i];
@@ -213,18 +235,21 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
         if (e < view0_ || b > view1_) continue;
         const float xa = std::max(X(b), x0 - 2), xb = std::min(X(e), x1 + 2);
         const glm::vec4 c = kind_colour(o.kind);
-        if (xb - xa < 1.0f && xa <= run_b + 1.0f) {
+        const bool touching = xa <= run_b + 1.0f;
+        if (touching && (xb - xa < mixed || (xb - xa < kNarrow && c == run_c))) {
           run_b = std::max(run_b, xb);
+          add_cover(c, xb - xa);
           continue;
         }
         flush();
-        if (xb - xa < 1.0f) {
+        if (xb - xa < kNarrow) {
           run_a = xa;
           run_b = xb;
-          run_c = c;
+          add_cover(c, xb - xa);
           continue;
         }
-        dl->AddRectFilled({xa, ya}, {xb, yb}, col(c), lane_h > 10 ? 2.0f * s : 0.0f);
+        // Rounded corners only where they show (a rounded rectangle costs many triangles).
+        dl->AddRectFilled({xa, ya}, {xb, yb}, col(c), lane_h > 10 && xb - xa > 16.0f ? 2.0f * s : 0.0f);
         ++rects;
         // Its name inside, where it fits (a learner reads "F 3", "B 2", "update").
         if (lane_h >= fonts.small->FontSize * 1.2f && xb - xa > fonts.small->FontSize * 2.5f && o.id < plan.ops.size()) {
@@ -238,7 +263,11 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       flush();
     }
     // Hand-overs: an arrow from each send to its receive.
-    if (world <= 64) {
+    // Hand-overs as arrows while they can be told apart: a few hundred in view at most.
+    int in_view = 0;
+    for (const OpSpan& o : rec->ops)
+      if (o.kind == EventKind::Send && end_of(o) >= view0_ && begin_of(o) <= view1_) ++in_view;
+    if (in_view <= 400) {
       int arrows = 0;
       for (const OpSpan& o : rec->ops) {
         if (o.kind != EventKind::Send || o.id >= plan.ops.size() || arrows > 4000) continue;
@@ -342,7 +371,7 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
                         lane + 1, fmt_time(t).c_str(), busy, members);
     }
   }
-  (void)rects;
+  drawn_.rects = rects;
 }
 
 }  // namespace onegpu::app
