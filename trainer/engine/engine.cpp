@@ -319,7 +319,8 @@ void Engine::worker_main(int index) {
       lk.lock();
     }
     --running_;
-    if (running_ == 0 && queue_.empty()) idle_cv_.notify_all();
+    // wait() also returns on an error with tasks still queued (no worker takes them then).
+    if (running_ == 0 && (queue_.empty() || error_)) idle_cv_.notify_all();
   }
 }
 
