@@ -34,7 +34,7 @@ struct OpSpan {
   double measured_s = 0;          // the op's measured cost
 };
 
-inline constexpr int kMemCategories = 5;  // trainer::MemoryCategory
+inline constexpr int kMemCategories = trainer::kMemCategoryCount;
 struct RankMemory {
   std::array<std::int64_t, kMemCategories> current{}, peak{};  // at the step's end / over it
 };

@@ -88,7 +88,7 @@ TEST(ChromeTrace, ValidJsonOfTheRightShape) {
   Event mem;
   mem.rank = 1;
   mem.kind = EventKind::MemoryLevel;
-  mem.detail = static_cast<std::uint8_t>(MemoryCategory::Optimizer);
+  mem.detail = static_cast<std::uint8_t>(MemCategory::Optimizer);
   mem.bytes = 1234;
   Event loss;
   loss.rank = 3;

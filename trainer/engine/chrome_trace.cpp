@@ -182,7 +182,7 @@ std::string chrome_trace_json(std::span<const TraceStep> steps, const TraceOptio
       if (e.kind == EventKind::MemoryLevel) {
         w.field("name", "memory");
         w.key("args").begin_object();
-        w.field(to_string(static_cast<MemoryCategory>(e.detail)), e.bytes);
+        w.field(mem_category_name(static_cast<MemCategory>(e.detail)), e.bytes);
       } else {
         w.field("name", "loss");
         w.key("args").begin_object().field("loss", e.value);

@@ -26,15 +26,4 @@ std::string_view to_string(EventKind kind) {
   return "unknown";
 }
 
-std::string_view to_string(MemoryCategory c) {
-  switch (c) {
-    case MemoryCategory::Weights: return "weights";
-    case MemoryCategory::Gradients: return "gradients";
-    case MemoryCategory::Optimizer: return "optimizer";
-    case MemoryCategory::Activations: return "activations";
-    case MemoryCategory::Communication: return "communication";
-  }
-  return "memory";
-}
-
 }  // namespace onegpu::trainer

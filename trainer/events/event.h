@@ -7,6 +7,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "trainer/memory/category.h"
+
 namespace onegpu::trainer {
 
 enum class EventKind : std::uint8_t {
@@ -37,10 +39,7 @@ inline constexpr int kEventKindCount = static_cast<int>(EventKind::Traffic) + 1;
 
 std::string_view to_string(EventKind kind);
 
-// Event::detail of a MemoryLevel event.
-// Event::detail of a MemoryLevel or StepMemory event.
-enum class MemoryCategory : std::uint8_t { Weights, Gradients, Optimizer, Activations, Communication };
-std::string_view to_string(MemoryCategory c);
+// Event::detail of a MemoryLevel or StepMemory event: a MemCategory (trainer/memory/category.h).
 
 // Event::detail of a Probe event.
 enum class ProbeKind : std::uint8_t {

@@ -9,11 +9,10 @@
 #include <string_view>
 #include <utility>
 
+#include "trainer/memory/category.h"
+
 namespace onegpu::trainer {
 
-enum class MemCategory : int { Weights = 0, Gradients, Optimizer, Activations, Communication };
-inline constexpr int kMemCategoryCount = 5;
-std::string_view mem_category_name(MemCategory c);
 
 struct MemStats {
   std::array<std::int64_t, kMemCategoryCount> current{};

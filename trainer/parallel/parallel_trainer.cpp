@@ -290,7 +290,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     Event e;
     e.rank = op.rank;
     e.kind = EventKind::MemoryLevel;
-    e.detail = (std::uint8_t)MemoryCategory::Activations;
+    e.detail = (std::uint8_t)MemCategory::Activations;
     e.step = step_;
     e.microbatch = op.microbatch;
     e.chunk = (std::int16_t)op.chunk;
