@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 
 using namespace onegpu::trainer;

@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "trainer/data/story_corpus.h"
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/io/jsonl_log.h"

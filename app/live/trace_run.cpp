@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 #include "trainer/engine/engine.h"
 #include "trainer/error.h"
 #include "trainer/plan/plan.h"

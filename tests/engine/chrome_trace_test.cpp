@@ -7,7 +7,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 #include "trainer/engine/engine.h"
 #include "trainer/error.h"
 #include "trainer/io/json.h"

@@ -12,7 +12,7 @@
 #include "app/live/run_state.h"
 #include "app/live/trace_run.h"
 #include "trainer/data/story_corpus.h"
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
 

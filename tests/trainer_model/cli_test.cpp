@@ -9,7 +9,7 @@
 
 #include "app/cli/train_command.h"
 #include "trainer/data/story_corpus.h"
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 #include "trainer/io/json.h"
 #include "trainer/io/safetensors.h"

@@ -36,7 +36,7 @@
 #include <thread>
 #include <vector>
 
-#include "trainer/engine/tracker.h"
+#include "trainer/engine/dependency_tracker.h"
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/events/event_stream.h"
 #include "trainer/plan/plan.h"

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "trainer/engine/tracker.h"
+#include "trainer/engine/dependency_tracker.h"
 #include "trainer/error.h"
 
 namespace onegpu::trainer {

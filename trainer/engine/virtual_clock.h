@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/engine/tracker.h"
+#include "trainer/engine/dependency_tracker.h"
 #include "trainer/plan/plan.h"
 
 namespace onegpu::trainer {

@@ -1,4 +1,4 @@
-#include "trainer/engine/tracker.h"
+#include "trainer/engine/dependency_tracker.h"
 
 #include <algorithm>
 

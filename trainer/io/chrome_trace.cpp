@@ -1,4 +1,4 @@
-#include "trainer/engine/chrome_trace.h"
+#include "trainer/io/chrome_trace.h"
 
 #include "trainer/io/output_file.h"
 
