@@ -34,6 +34,7 @@ class Chapter {
   virtual std::string activity() const { return {}; }
 };
 
-std::unique_ptr<Chapter> make_chapter(int index);
+std::unique_ptr<Chapter> make_chapter(int index);  // the scene of story()[index]; null outside it
+int scene_count();  // how many scenes the registry knows (one per chapter of the story)
 
 }  // namespace onegpu::app
