@@ -17,6 +17,8 @@ class CopyChapter : public Chapter {
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float t) override;  // waits for the chapter's run (headless, tests)
   std::string activity() const override;
+  // GPU 2 arrives empty, then the picture waits for "Copy the model to GPU 2".
+  float waits_for_button_at() const override { return kFirstCopy - 0.05f; }
 
  private:
   FieldLayout layout_{512};

@@ -175,6 +175,8 @@ Camera AgainChapter::camera(glm::vec2 viewport, float) const {
 }
 
 void AgainChapter::on_action() { StoryRun::get().start_training(1000); }
+// Shown only while there is a long run left to start (chapter 10 may have trained it already).
+bool AgainChapter::button_offered() const { return !StoryRun::get().training_started(); }
 
 void AgainChapter::prepare(float) {
   StoryRun::get().start_training(1000);

@@ -145,6 +145,9 @@ void LearningChapter::on_action() {
   if (scene_ == LearningScene::Train) StoryRun::get().start_training(1000);
 }
 
+// The long run is started once and never undone: after that the button would do nothing.
+bool LearningChapter::button_offered() const { return !StoryRun::get().training_started(); }
+
 void LearningChapter::prepare(float t) {
   // What the picture at t draws from: the first step's recording, or the warm step's times.
   switch (scene_) {
@@ -167,7 +170,7 @@ std::string LearningChapter::activity() const {
   StoryRun& run = StoryRun::get();
   if (std::string a = run.first_step_activity(); !a.empty()) return a;
   if (scene_ != LearningScene::Train) return {};
-  if (run.trained_steps() == 0 && !run.training_done()) return {};
+  if (run.trained_steps() == 0 || run.training_done()) return {};  // not started, or finished
   char b[96];
   std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
   return b;

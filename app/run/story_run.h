@@ -97,6 +97,7 @@ class StoryRun {
   // ---- the long run ----
   void start_training(int steps = 1000);   // no-op when running or done (UI thread)
   int trained_steps() const { return trained_.load(); }
+  bool training_started() const { return started_; }  // UI thread
   int training_target() const { return target_; }
   bool training_done() const { return done_.load(); }
   // Predictions at steps 0, 1, 10, 100, 1000 as they become available.
