@@ -177,8 +177,8 @@ bool App::animating(double now) {
   Chapter& ch = current();
   if (nav_.index() != last_index_) return true;  // arriving: the first frame sets the clock
   const float hold = ch.waits_for_button_at();
-  const float end = hold >= 0.0f && !nav_.button_done() ? hold : ch.duration();
-  return nav_.time() < end + 0.05f;
+  if (hold >= 0.0f && !nav_.button_done()) return nav_.time() < hold;  // standing at its button
+  return nav_.time() < ch.duration() + 0.05f;  // one frame past the end draws the end state
 }
 
 void App::frame(int fb_w, int fb_h, float dt, double now) {

@@ -8,6 +8,7 @@
 #include "app/chapters/field_chapter.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
+#include "app/scene/with_commas.h"
 #include "render/palette.h"
 #include "render/tween.h"
 
@@ -172,7 +173,8 @@ std::string LearningChapter::activity() const {
   if (scene_ != LearningScene::Train) return {};
   if (run.trained_steps() == 0 || run.training_done()) return {};  // not started, or finished
   char b[96];
-  std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
+  std::snprintf(b, sizeof b, "training: step %s of %s", with_commas(run.trained_steps()).c_str(),
+                with_commas(run.training_target()).c_str());
   return b;
 }
 
@@ -461,7 +463,7 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   std::string title = std::string(kPrompt);
   title += latest.top.empty() || latest.step < 1000 ? " ____" : visible(latest.top[0].text);
   char err[64];
-  std::snprintf(err, sizeof err, "error %.2f at step %d", latest.loss_time, latest.step);
+  std::snprintf(err, sizeof err, "error %.2f at step %s", latest.loss_time, with_commas(latest.step).c_str());
   draw_chart(c, L.chart, title, prediction_bars(latest, run.time_token()), 1.0f, 1.0f, 1.0f, err, s, wpp);
   // The first tray with the blank, filled by the model's own top guess once trained.
   TrayLook look = first_tray(run.trays()[0], 3, 1.0f);
@@ -479,7 +481,7 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
     float y = L.tray(2).max.y - 0.04f * s;
     for (const auto& m : ms) {
       char line[128];
-      std::snprintf(line, sizeof line, "step %5d:  p(time) = %.3f", m.step, m.p_time);
+      std::snprintf(line, sizeof line, "step %5s:  p(time) = %.3f", with_commas(m.step).c_str(), m.p_time);
       c.text(line, {L.tray(2).min.x, y}, 0.03f * s, with_alpha(palette::text_dim, 1.0f));
       y -= 0.04f * s;
     }

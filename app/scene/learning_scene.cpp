@@ -1,4 +1,5 @@
 #include "app/scene/learning_scene.h"
+#include "app/scene/with_commas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,11 +112,13 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       c.line({from, yy}, {to, yy}, line * 1.6f, pink);
       c.line({from, yy}, {from, yy - row * 0.2f}, line * 1.6f, pink);
       c.line({to, yy}, {to, yy - row * 0.2f}, line * 1.6f, pink);
-      // A short bracket (a good guess) gets its label beside it rather than over "certain".
+      // A short bracket (a good guess) has no room for its label: it goes inside the bar's
+      // own right end, clear of the "certain" mark above.
       if (to - from > c.text_width(error_text, 0.028f * s)) {
         c.text(error_text, {(from + to) * 0.5f, yy + 0.012f * s}, 0.028f * s, pink, Align::Center);
       } else {
-        c.text(error_text, {from - 0.01f * s, yy + 0.012f * s}, 0.028f * s, pink, Align::Right);
+        c.text(error_text, {from - 0.015f * s, y - 0.011f * s}, 0.028f * s, with_alpha(palette::background, alpha * error),
+               Align::Right);
       }
     }
   }
@@ -135,8 +138,7 @@ void draw_readout(Canvas& c, const Rect& foot, int active, float alpha, float s,
 
 void draw_step_counter(Canvas& c, const Rect& foot, int step, float alpha, float s) {
   if (alpha <= 0.0f) return;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "step %d", step);
+  const std::string buf = "step " + with_commas(step);
   c.text(buf, {foot.max.x, foot.max.y - 0.05f * s}, 0.05f * s, with_alpha(palette::text, alpha), Align::Right);
 }
 
