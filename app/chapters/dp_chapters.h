@@ -26,7 +26,7 @@ class CopyChapter : public Chapter {
 
 // Scene 14: different text. Each copy reads its own two texts and gets its own gradients (real
 // norms, different ticks). A "what if" frame shows two copies updating alone, drifting apart by
-// the measured weight difference; then the frame lifts.
+// the measured weight difference, and stay apart (the next chapter brings them together).
 class DifferentTextChapter : public Chapter {
  public:
   float duration() const override { return 6.2f; }

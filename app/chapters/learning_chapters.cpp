@@ -37,16 +37,34 @@ std::string pct(double p) {
   return b;
 }
 
-// A token as a label: newlines and other invisible bytes get a visible stand-in.
+// A token as a label: newlines and tabs get a visible stand-in; bytes that are not a whole
+// character (a token can hold half of "’") are written as their hex values, <E2 80>, which the
+// chart explains under itself (see draw_chart).
 std::string visible(const std::string& tok) {
-  std::string out;
-  for (unsigned char ch : tok) {
+  std::string out, loose;
+  auto flush = [&] {
+    if (!loose.empty()) out += "<" + loose + ">";
+    loose.clear();
+  };
+  for (std::size_t i = 0; i < tok.size();) {
+    const unsigned char ch = static_cast<unsigned char>(tok[i]);
+    const int len = ch < 0x80 ? 1 : (ch & 0xE0) == 0xC0 ? 2 : (ch & 0xF0) == 0xE0 ? 3 : (ch & 0xF8) == 0xF0 ? 4 : 0;
+    bool whole = len > 0 && i + len <= tok.size();
+    for (int k = 1; whole && k < len; ++k) whole = (static_cast<unsigned char>(tok[i + k]) & 0xC0) == 0x80;
+    if (!whole || (len == 1 && ch < 0x20 && ch != '\n' && ch != '\t')) {
+      char b[4];
+      std::snprintf(b, sizeof b, "%s%02X", loose.empty() ? "" : " ", ch);
+      loose += b;
+      ++i;
+      continue;
+    }
+    flush();
     if (ch == '\n') out += "↵";
     else if (ch == '\t') out += "⇥";
-    else if (ch < 0x20) { char b[8]; std::snprintf(b, sizeof b, "<%02X>", ch); out += b; }
-    else out += static_cast<char>(ch);
+    else out.append(tok, i, len);
+    i += len;
   }
-  if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0xC0) out += "…";  // cut mid-character
+  flush();
   return out;
 }
 
@@ -86,6 +104,13 @@ std::vector<float> normalised(const std::vector<double>& v) {
   std::vector<float> out;
   for (double x : v) out.push_back(mx > 0 ? static_cast<float>(x / mx) : 0.0f);
   return out;
+}
+
+// Steps the story's model has taken by now: 1,000 once chapter 10 has trained it, else the
+// one step of chapter 8.
+int trained_so_far() {
+  StoryRun& run = StoryRun::get();
+  return run.training_done() ? run.trained_steps() : 1;
 }
 
 TrayLook first_tray(const Tray& tray, int tokens_lit, float blank) {
@@ -431,6 +456,8 @@ void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayou
   int active = ran == 0 ? -1 : updated ? 3 : in_mb < kForwardDone ? 0 : in_mb == kForwardDone ? 1 : 2;
   draw_readout(c, L.foot, active, 1.0f, s, true);
   draw_step_counter(c, L.foot, updated ? 1 : 0, 1.0f, s);
+  // Chapter 8 ended on step 1: this is that same first step again, from the same fresh model.
+  draw_step_note(c, L.foot, "the first step again, in two halves", 1.0f, s);
 }
 
 // ---- Train it ----
@@ -455,6 +482,7 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   }
   draw_readout(c, L.foot, running ? static_cast<int>(loop * 4.0f) : -1, 1.0f, s, true);
   draw_step_counter(c, L.foot, steps, 1.0f, s);
+  draw_step_note(c, L.foot, run.training_done() ? "" : "a run of its own, from a fresh model", 1.0f, s);
   // The latest predictions: at steps 0, 1, 10, 100 and 1,000, from the model being trained.
   // Before the long run: the fresh model's (the first step's recording, before its update).
   const FirstStep* fs = ms.empty() ? run.first_step_ready() : nullptr;
@@ -514,7 +542,7 @@ void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha,
                     "text " + std::to_string(i + 1)});
   segs.push_back({update, palette::weights, ""});
   char cap[128];
-  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured · each text waits for the one before",
+  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured, one text at a time · each waits for the one before",
                 total * 1000.0);
   const float s = L.s;
   Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.045f * s}};
@@ -536,7 +564,8 @@ void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, fl
   }
   draw_readout(c, L.foot, -1, 1.0f, s, true);
   draw_step_time(c, L, phase(t, 0.5f, 2.0f, Ease::InOutCubic), 1.0f, wpp);
-  draw_step_counter(c, L.foot, 1, 1.0f, s);
+  // The model so far: trained to step 1,000 if chapter 10's run is done, else one step.
+  draw_step_counter(c, L.foot, trained_so_far(), 1.0f, s);
 }
 
 // ---- A new run ----
@@ -561,7 +590,7 @@ void LearningChapter::draw_new_run(const SceneFrame& f, const LearningLayout& L,
   draw_readout(c, L.foot, -1, 1.0f, s, true);
   draw_step_time(c, L, 1.0f, 1.0f, wpp);  // the time bar stays: the cost we want to cut
   // The step count goes back to 0: a fresh, untrained model.
-  draw_step_counter(c, L.foot, t < 0.8f ? 1 : 0, 1.0f, s);
+  draw_step_counter(c, L.foot, t < 0.8f ? trained_so_far() : 0, 1.0f, s);
   c.text("a fresh run: new weights, step 0", {L.box.chip.center().x, L.box.chip.max.y + 0.05f * s}, 0.036f * s,
          with_alpha(palette::text_dim, phase(t, 0.8f, 0.5f, Ease::Smooth)), Align::Center);
 }

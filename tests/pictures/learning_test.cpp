@@ -411,7 +411,7 @@ TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
   ASSERT_EQ(d.rel_diff.size(), 3u);
   EXPECT_GT(d.rel_diff[0], 0.0);  // one lone update is enough to part them
   EXPECT_GT(d.rel_diff[2], d.rel_diff[0]);  // and they keep drifting
-  // At the end the frame has lifted: "=" again between them.
+  // At the end the copies are still apart: a pink "≠" between them, no white "=".
   Image im{img.width, img.height, &img.rgba};
   render::Rect a = FieldLayout(512).chip_rect(0), b = FieldLayout(512).chip_rect(1);
   glm::vec2 mid = px(img, {(a.max.x + b.min.x) * 0.5f, a.center().y});
@@ -421,8 +421,8 @@ TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
       white += im.at(x, y).r > 200 && im.at(x, y).g > 200;
       pinkish += pink(im.at(x, y));
     }
-  EXPECT_GT(white, 40);
-  EXPECT_EQ(pinkish, 0);
+  EXPECT_LT(white, 10);
+  EXPECT_GT(pinkish, 40);
 }
 
 TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
