@@ -132,6 +132,7 @@ int run_window(const Options& o, int chapter_index) {
     int saved[4] = {100, 100, w, h};
     bool fullscreen = false;
     if (o.fullscreen) app.nav().apply(Action::ToggleFullscreen, 0.0);
+    app.nav().set_reduced_motion(o.reduced_motion);
     if (!o.view.empty()) {
       TraceRun t = load_trace_run(o.view);
       app.nav().set_lab(true);
