@@ -10,7 +10,7 @@ namespace onegpu::app {
 class RedrawPolicy {
  public:
   static constexpr int kSettleFrames = 3;      // after input ImGui needs a frame or two for hover and layout
-  static constexpr double kBusyFps = 12.0;     // status lines of background work
+  static constexpr double kBusyFps = 5.0;      // status lines of background work: the trainer needs the cores more
   static constexpr double kIdleWake = 0.5;     // a still window looks for new work this often
 
   // Called once per wake-up, after input is handled: true when a frame should be drawn now.
