@@ -40,7 +40,11 @@ void Navigator::apply(Action a, double now) {
     blank_ = false;
     return;
   }
-  if (help_ && a != Action::ToggleHelp && a != Action::Quit) help_ = false;  // any key closes the list, and acts
+  if (help_ && a == Action::Escape) {  // Esc only closes the key list (it must not arm quitting)
+    help_ = false;
+    return;
+  }
+  if (help_ && a != Action::ToggleHelp && a != Action::Quit) help_ = false;  // any other key closes it, and acts
   switch (a) {
     case Action::Next: move_to(index_ + 1, false, now); break;
     case Action::Previous: move_to(index_ - 1, true, now); break;

@@ -114,6 +114,10 @@ TEST(Navigator, CleanReducedMotionAndHelpToggle) {
   EXPECT_EQ(n.index(), 1);
   n.apply(Action::ToggleClean, 0.2);
   EXPECT_FALSE(n.clean());
+  n.apply(Action::ToggleHelp, 0.3);
+  n.apply(Action::Escape, 0.4);  // closes the list only: no "press Esc again to quit"
+  EXPECT_FALSE(n.help_open());
+  EXPECT_EQ(n.toast(0.5), "");
 }
 
 TEST(Navigator, ButtonWaitsAgainOnEachVisitButNotComingBack) {
