@@ -119,13 +119,12 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       c.line({from, yy}, {to, yy}, line * 1.6f, pink);
       c.line({from, yy}, {from, yy - row * 0.2f}, line * 1.6f, pink);
       c.line({to, yy}, {to, yy - row * 0.2f}, line * 1.6f, pink);
-      // A short bracket (a good guess) has no room for its label: it goes inside the bar's
-      // own right end, clear of the "certain" mark above.
+      // A short bracket (a good guess) has no room for its label: it goes just under the bar,
+      // ending at the "certain" line, clear of the "certain" mark above the chart.
       if (to - from > c.text_width(error_text, 0.028f * s)) {
         c.text(error_text, {(from + to) * 0.5f, yy + 0.012f * s}, 0.028f * s, pink, Align::Center);
       } else {
-        c.text(error_text, {from - 0.015f * s, y - 0.011f * s}, 0.028f * s, with_alpha(palette::background, alpha * error),
-               Align::Right);
+        c.text(error_text, {to - 0.012f * s, y - row * 0.3f - 0.027f * s}, 0.028f * s, pink, Align::Right);
       }
     }
   }
