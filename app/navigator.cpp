@@ -52,8 +52,16 @@ void Navigator::apply(Action a, double now) {
     case Action::Last: move_to(count_ - 1, false, now); break;
     case Action::Replay: t_ = 0.0f; backward_ = false; button_done_ = false; break;
     case Action::Blank: blank_ = true; break;
-    case Action::ToggleClean: clean_ = !clean_; break;
-    case Action::ToggleReducedMotion: reduced_motion_ = !reduced_motion_; break;
+    case Action::ToggleClean:
+      clean_ = !clean_;
+      note_ = clean_ ? "Panels hidden · H brings them back" : "";
+      note_at_ = now;
+      break;
+    case Action::ToggleReducedMotion:
+      reduced_motion_ = !reduced_motion_;
+      note_ = reduced_motion_ ? "Reduced motion: chapters open finished (M to undo)" : "Reduced motion off: chapters animate";
+      note_at_ = now;
+      break;
     case Action::ToggleHelp: help_ = !help_; break;
     case Action::PressButton: button_request_ = true; break;
     case Action::ToggleSidebar: sidebar_ = !sidebar_; break;
@@ -80,6 +88,7 @@ void Navigator::advance(float dt) { t_ += std::max(0.0f, dt); }
 
 std::string Navigator::toast(double now) const {
   if (!quit_ && now - esc_at_ <= kEscWindow) return "Press Esc again to quit";
+  if (!note_.empty() && now - note_at_ <= kEscWindow) return note_;
   return {};
 }
 

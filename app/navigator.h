@@ -60,6 +60,8 @@ class Navigator {
   bool blank_ = false, clean_ = false, reduced_motion_ = false, help_ = false;
   bool button_done_ = false, button_request_ = false;
   double esc_at_ = -1e9, wheel_at_ = -1e9, changed_at_ = 0.0;
+  std::string note_;         // a toggle's one-line confirmation ("Reduced motion: on")
+  double note_at_ = -1e9;
 };
 
 }  // namespace onegpu::app

@@ -104,7 +104,10 @@ TEST(Navigator, BlankComesBackOnAnyKeyWithoutActing) {
 TEST(Navigator, CleanReducedMotionAndHelpToggle) {
   Navigator n(29, 0);
   n.apply(Action::ToggleClean, 0.0);
+  EXPECT_NE(n.toast(0.1).find("H brings them back"), std::string::npos);  // how to undo it, said
   n.apply(Action::ToggleReducedMotion, 0.0);
+  EXPECT_NE(n.toast(0.1).find("Reduced motion"), std::string::npos);
+  EXPECT_EQ(n.toast(5.0), "");  // and gone after a moment
   EXPECT_TRUE(n.clean());
   EXPECT_TRUE(n.reduced_motion());
   n.apply(Action::ToggleHelp, 0.0);
