@@ -8,6 +8,7 @@
 #include "app/chapters/field_chapter.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
+#include "app/scene/token_label.h"
 #include "app/scene/with_commas.h"
 #include "render/palette.h"
 #include "render/tween.h"
@@ -37,37 +38,6 @@ std::string pct(double p) {
   return b;
 }
 
-// A token as a label: newlines and tabs get a visible stand-in; bytes that are not a whole
-// character (a token can hold half of "’") are written as their hex values, <E2 80>, which the
-// chart explains under itself (see draw_chart).
-std::string visible(const std::string& tok) {
-  std::string out, loose;
-  auto flush = [&] {
-    if (!loose.empty()) out += "<" + loose + ">";
-    loose.clear();
-  };
-  for (std::size_t i = 0; i < tok.size();) {
-    const unsigned char ch = static_cast<unsigned char>(tok[i]);
-    const int len = ch < 0x80 ? 1 : (ch & 0xE0) == 0xC0 ? 2 : (ch & 0xF0) == 0xE0 ? 3 : (ch & 0xF8) == 0xF0 ? 4 : 0;
-    bool whole = len > 0 && i + len <= tok.size();
-    for (int k = 1; whole && k < len; ++k) whole = (static_cast<unsigned char>(tok[i + k]) & 0xC0) == 0x80;
-    if (!whole || (len == 1 && ch < 0x20 && ch != '\n' && ch != '\t')) {
-      char b[4];
-      std::snprintf(b, sizeof b, "%s%02X", loose.empty() ? "" : " ", ch);
-      loose += b;
-      ++i;
-      continue;
-    }
-    flush();
-    if (ch == '\n') out += "↵";
-    else if (ch == '\t') out += "⇥";
-    else out.append(tok, i, len);
-    i += len;
-  }
-  flush();
-  return out;
-}
-
 // Prediction bars: the top tokens, " time" always among them, and the rest as "other".
 std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int rows = 8) {
   std::vector<Bar> bars;
@@ -76,7 +46,7 @@ std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int 
   for (const auto& tp : p.top) {
     if (static_cast<int>(bars.size()) == rows - 1 && !have_time && tp.id != time_id) continue;
     if (static_cast<int>(bars.size()) >= rows) break;
-    bars.push_back({visible(tp.text), tp.prob, tp.id == time_id});
+    bars.push_back({token_label(tp.text), tp.prob, tp.id == time_id});
     have_time |= tp.id == time_id;
     shown += tp.prob;
   }
@@ -489,14 +459,14 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   Prediction latest = !ms.empty() ? ms.back() : fs ? fs->before : Prediction{};
   if (ms.empty()) latest.step = 0;
   std::string title = std::string(kPrompt);
-  title += latest.top.empty() || latest.step < 1000 ? " ____" : visible(latest.top[0].text);
+  title += latest.top.empty() || latest.step < 1000 ? " ____" : token_label(latest.top[0].text);
   char err[64];
   std::snprintf(err, sizeof err, "error %.2f at step %s", latest.loss_time, with_commas(latest.step).c_str());
   draw_chart(c, L.chart, title, prediction_bars(latest, run.time_token()), 1.0f, 1.0f, 1.0f, err, s, wpp);
   // The first tray with the blank, filled by the model's own top guess once trained.
   TrayLook look = first_tray(run.trays()[0], 3, 1.0f);
   if (run.training_done() && !latest.top.empty()) {
-    look.fill = visible(latest.top[0].text);
+    look.fill = token_label(latest.top[0].text);
     look.fill_a = 1.0f;
   }
   draw_tray(c, L.tray(0), look, s, wpp);
