@@ -10,6 +10,7 @@
 
 #include "render/gl.h"
 #include "render/palette.h"
+#include "app/ui/key_commands.h"
 
 namespace onegpu::app {
 
@@ -111,7 +112,8 @@ void App::clear_frame(int fb_w, int fb_h) {
   glBindVertexArray(0);
   glViewport(0, 0, fb_w, fb_h);
   glDisable(GL_SCISSOR_TEST);
-  glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
+  if (nav_.blank()) glClearColor(0.0f, 0.0f, 0.0f, 1.0f);
+  else glClearColor(0.06f, 0.08f, 0.11f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
 }
 
@@ -144,6 +146,41 @@ void App::show_recorded(std::shared_ptr<const LiveRun> run, const std::vector<tr
   for (const trainer::Event& e : events) run_state_.consume(e);
 }
 
+bool App::button_on_screen() {
+  if (nav_.lab_open() || story()[nav_.index()].action.empty() || !story()[nav_.index()].built) return false;
+  Chapter& ch = current();
+  if (ch.waits_for_button_at() >= 0.0f && nav_.button_done()) return false;  // pressed: what it named is playing
+  return ch.button_offered();
+}
+
+bool App::press_button() {
+  if (!button_on_screen()) return false;
+  nav_.mark_button_done();
+  current().on_action();
+  if (nav_.reduced_motion()) nav_.set_time(current().duration());
+  return true;
+}
+
+bool App::busy() {
+  const RunnerStatus st = JobRunner::shared().status();
+  if (!st.job.empty() || st.building || st.queued > 0 || st.mode != RunMode::Paused) return true;
+  return !nav_.lab_open() && !current().activity().empty();
+}
+
+bool App::animating(double now) {
+  if (!nav_.toast(now).empty()) return true;
+  if (nav_.lab_open()) {  // the Lab redraws while its run moves
+    const RunnerStatus st = JobRunner::shared().status();
+    return st.mode != RunMode::Paused || st.building || st.queued > 0;
+  }
+  if (nav_.blank()) return false;
+  Chapter& ch = current();
+  if (nav_.index() != last_index_) return true;  // arriving: the first frame sets the clock
+  const float hold = ch.waits_for_button_at();
+  if (hold >= 0.0f && !nav_.button_done()) return nav_.time() < hold;  // standing at its button
+  return nav_.time() < ch.duration() + 0.05f;  // one frame past the end draws the end state
+}
+
 void App::frame(int fb_w, int fb_h, float dt, double now) {
   drain_events();
   if (nav_.lab_open()) {
@@ -151,18 +188,30 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
     return;
   }
   if (nav_.index() != last_index_) {
-    // Arriving from the chapter after shows this one finished; otherwise it plays.
+    // Arriving from the chapter after shows this one finished; otherwise it plays (or, with
+    // reduced motion, opens finished, or at its button if it waits for one).
     if (nav_.entered_backward()) nav_.set_time(current().duration());
+    else if (nav_.reduced_motion()) {
+      const float hold = current().waits_for_button_at();
+      nav_.set_time(hold >= 0.0f ? hold : current().duration());
+    }
     last_index_ = nav_.index();
   }
+  if (nav_.take_button_request()) press_button();
   nav_.advance(dt);
+  // A chapter that waits for its button stands still at that moment until it is pressed.
+  if (const float hold = current().waits_for_button_at(); hold >= 0.0f && !nav_.button_done())
+    nav_.set_time(std::min(nav_.time(), hold));
 
   clear_frame(fb_w, fb_h);
+  if (nav_.blank()) return;  // the presenter blanked the screen: black, nothing else
 
   scene_ = {0, 0, fb_w, fb_h};
   if (with_ui_) {
     begin_ui(fb_w, fb_h, dt);
-    draw_panels(fb_w, fb_h, now);
+    if (!nav_.clean()) draw_panels(fb_w, fb_h, now);
+    else draw_toast(fb_w * 0.5f, now);  // clean: the picture fills the window, no panel at all
+    if (nav_.help_open()) draw_help();
   }
 
   // The scene, in the viewport the panels leave free (GL counts rows from the bottom).
@@ -199,6 +248,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
     const float status_h = std::round(28.0f * s);
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
     draw_status((float)fb_w, (float)fb_h, status_h);
+    if (nav_.help_open()) draw_help();
     std::string toast = nav_.toast(now);
     if (!toast.empty()) {
       ImGui::SetNextWindowPos({where.x + where.w * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
@@ -244,13 +294,49 @@ void App::draw_status(float W, float H, float status_h) {
       std::snprintf(events, sizeof events, "  ·  events: none lost (ring %.0f%%)", 100.0 * run_state_.ring_fill());
   }
   const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  F fit  ·  L or Esc back to the story"
-                                     : "← → chapters  ·  R replay  ·  L lab  ·  Tab list  ·  Ctrl +/− size  ·  F11 full screen";
+                                     : "← → chapters  ·  Enter button  ·  R replay  ·  B blank  ·  H hide panels  ·  F1 all keys";
   char status[640];
   std::snprintf(status, sizeof status, "%s  ·  %s%s  ·  %s  ·  %s", frame, activity.c_str(), events, gl_.c_str(), keys);
   ImGui::TextColored(im(run_state_.dropped() > 0 ? render::palette::backward : render::palette::text_faint), "%s", status);
   ImGui::PopFont();
   ImGui::End();
   ImGui::PopStyleVar();
+}
+
+// A short message (for example "Press Esc again to quit") over the scene.
+void App::draw_toast(float center_x, double now) {
+  std::string toast = nav_.toast(now);
+  if (toast.empty()) return;
+  ImGui::SetNextWindowPos({center_x, 24.0f * nav_.ui_scale()}, 0, {0.5f, 0.0f});
+  ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
+  ImGui::TextUnformatted(toast.c_str());
+  ImGui::End();
+}
+
+// The keys, from the same table the window maps presses through.
+void App::draw_help() {
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.45f}, 0, {0.5f, 0.5f});
+  ImGui::Begin("##help", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
+  ImGui::PushFont(title_font_);
+  ImGui::TextUnformatted("Keys");
+  ImGui::PopFont();
+  if (ImGui::BeginTable("##keys", 2)) {
+    for (const KeyRow& r : story_keys()) {
+      if (!*r.keys) continue;  // a second binding of the row above
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextColored(im(render::palette::forward), "%s", r.keys);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.does);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::PushFont(small_font_);
+  ImGui::TextDisabled("In the Lab: Space run/pause, . one op, M microbatch, S step, F fit, L or Esc back.");
+  ImGui::TextDisabled("Any key closes this list.");
+  ImGui::PopFont();
+  ImGui::End();
 }
 
 void App::draw_panels(int fb_w, int fb_h, double now) {
@@ -351,18 +437,18 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
     ImGui::PushFont(title_font_);
     ImGui::TextUnformatted(std::string(info.title).c_str());
     ImGui::PopFont();
-    float button_w = info.action.empty() ? 0.0f : 250.0f * s;
+    const bool button = button_on_screen();
+    const bool waiting = button && current().waits_for_button_at() >= 0.0f;
+    float button_w = button ? 250.0f * s : 0.0f;
     ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - button_w - 24.0f * s);
     ImGui::TextUnformatted(std::string(info.caption).c_str());
     ImGui::PopTextWrapPos();
-    if (!info.action.empty()) {
+    if (button) {
       ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 70.0f * s});
-      ImGui::BeginDisabled(!info.built);
-      if (ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * s})) current().on_action();
-      ImGui::EndDisabled();
+      if (ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * s})) press_button();
       ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 116.0f * s});
       ImGui::PushFont(small_font_);
-      ImGui::TextDisabled(info.built ? "or press → to read on" : "not built yet");
+      ImGui::TextDisabled(waiting ? "Enter presses it · → skips" : "Enter presses it · → reads on");
       ImGui::PopFont();
     }
   }
@@ -370,14 +456,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
 
   draw_status(W, H, status_h);
 
-  // A short message (for example "Press Esc again to quit") over the scene.
-  std::string toast = nav_.toast(now);
-  if (!toast.empty()) {
-    ImGui::SetNextWindowPos({side_w + (W - side_w) * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
-    ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
-    ImGui::TextUnformatted(toast.c_str());
-    ImGui::End();
-  }
+  draw_toast(side_w + (W - side_w) * 0.5f, now);
 
   scene_ = {static_cast<int>(side_w), 0, fb_w - static_cast<int>(side_w),
             fb_h - static_cast<int>(status_h + caption_h)};

@@ -33,6 +33,18 @@ class App {
   void frame(int fb_w, int fb_h, float dt, double now);
 
   Navigator& nav() { return nav_; }
+  // The current chapter's button, pressed (by a click, Enter, or a test): starts what it
+  // names and lets a chapter that waits for it run on. False when the chapter has no button
+  // on screen now.
+  bool press_button();
+  bool button_on_screen();
+  // Whether the next frames differ from the last one without any input: a chapter still
+  // animating, a toast, a job or a live run in progress. The window sleeps when this is false
+  // and nothing happened (draw on demand).
+  bool animating(double now);
+  // Background work (jobs, the long run, a live run) is going on: worth a few frames a second
+  // so its status line moves, not sixty.
+  bool busy();
   Lab& lab() { return *lab_; }
   RunState& run_state() { return run_state_; }
   // Drains the live run's event rings into the run state (App::frame does it once a frame).
@@ -51,6 +63,8 @@ class App {
   void rebuild_fonts();
   void draw_panels(int fb_w, int fb_h, double now);
   void draw_status(float W, float H, float status_h);
+  void draw_help();  // the key list (F1 or ?)
+  void draw_toast(float center_x, double now);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
   void clear_frame(int fb_w, int fb_h);
   void begin_ui(int fb_w, int fb_h, float dt);  // ImGui's new frame (fonts rebuilt if the scale changed)

@@ -1,3 +1,4 @@
+#include "app/presenter/notes.h"
 #include "app/app_main.h"
 
 #include <algorithm>
@@ -74,6 +75,10 @@ int app_main(int argc, char** argv) {
   }
   if (o.version) {
     std::puts("onegpu 0.1.0");
+    return 0;
+  }
+  if (o.notes) {
+    std::fputs(notes_markdown().c_str(), stdout);
     return 0;
   }
   if (o.list_chapters) {

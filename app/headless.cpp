@@ -49,6 +49,8 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
     app.set_frame_ms(-1.0f);  // no timing in the picture: two renders must be identical
     app.frame(o.width, o.height, 0.0f, 0.0);
     app.nav().set_time(t);
+    // A picture past the moment a chapter waits for its button is the one after pressing it.
+    if (const float hold = app.current().waits_for_button_at(); hold >= 0.0f && t > hold) app.nav().mark_button_done();
     app.frame(o.width, o.height, 0.0f, 100.0);
     keep_frame(app, fb, o, img);
     img.t = t;

@@ -22,6 +22,8 @@ void Navigator::move_to(int index, bool backward, double now) {
   index_ = index;
   t_ = 0.0f;
   backward_ = backward;
+  button_done_ = backward;  // coming back shows the chapter finished, its button used
+  button_request_ = false;
   changed_at_ = now;
 }
 
@@ -29,16 +31,39 @@ void Navigator::go_to(int index) {
   index_ = std::clamp(index, 0, count_ - 1);
   t_ = 0.0f;
   backward_ = false;
+  button_done_ = button_request_ = false;
   lab_ = false;
 }
 
 void Navigator::apply(Action a, double now) {
+  if (blank_ && a != Action::Quit) {  // a blanked screen comes back on any key, nothing else
+    blank_ = false;
+    return;
+  }
+  if (help_ && a == Action::Escape) {  // Esc only closes the key list (it must not arm quitting)
+    help_ = false;
+    return;
+  }
+  if (help_ && a != Action::ToggleHelp && a != Action::Quit) help_ = false;  // any other key closes it, and acts
   switch (a) {
     case Action::Next: move_to(index_ + 1, false, now); break;
     case Action::Previous: move_to(index_ - 1, true, now); break;
     case Action::First: move_to(0, false, now); break;
     case Action::Last: move_to(count_ - 1, false, now); break;
-    case Action::Replay: t_ = 0.0f; backward_ = false; break;
+    case Action::Replay: t_ = 0.0f; backward_ = false; button_done_ = false; break;
+    case Action::Blank: blank_ = true; break;
+    case Action::ToggleClean:
+      clean_ = !clean_;
+      note_ = clean_ ? "Panels hidden · H brings them back" : "";
+      note_at_ = now;
+      break;
+    case Action::ToggleReducedMotion:
+      reduced_motion_ = !reduced_motion_;
+      note_ = reduced_motion_ ? "Reduced motion: chapters open finished (M to undo)" : "Reduced motion off: chapters animate";
+      note_at_ = now;
+      break;
+    case Action::ToggleHelp: help_ = !help_; break;
+    case Action::PressButton: button_request_ = true; break;
     case Action::ToggleSidebar: sidebar_ = !sidebar_; break;
     case Action::ScaleUp: scale_ = std::min(scale_ * kScaleStep, 4.0f); break;
     case Action::ScaleDown: scale_ = std::max(scale_ / kScaleStep, 0.5f); break;
@@ -63,6 +88,7 @@ void Navigator::advance(float dt) { t_ += std::max(0.0f, dt); }
 
 std::string Navigator::toast(double now) const {
   if (!quit_ && now - esc_at_ <= kEscWindow) return "Press Esc again to quit";
+  if (!note_.empty() && now - note_at_ <= kEscWindow) return note_;
   return {};
 }
 

@@ -7,7 +7,10 @@ namespace onegpu::app {
 
 enum class Action {
   Next, Previous, First, Last, Replay, ToggleSidebar, ScaleUp, ScaleDown, ScaleReset,
-  ToggleFullscreen, Escape, Quit, WheelForward, WheelBack, ToggleLab
+  ToggleFullscreen, Escape, Quit, WheelForward, WheelBack, ToggleLab,
+  // Presenter comforts: a black screen, the picture without panels, chapters that open
+  // finished instead of animating, the key list, and the chapter's button from the keyboard.
+  Blank, ToggleClean, ToggleReducedMotion, ToggleHelp, PressButton
 };
 
 class Navigator {
@@ -30,6 +33,18 @@ class Navigator {
   bool lab_open() const { return lab_; }
   void set_lab(bool open) { lab_ = open; }
   bool quit() const { return quit_; }
+  bool blank() const { return blank_; }
+  bool clean() const { return clean_; }
+  bool reduced_motion() const { return reduced_motion_; }
+  void set_reduced_motion(bool on) { reduced_motion_ = on; }
+  bool help_open() const { return help_; }
+  // The chapter's button was pressed during this visit (or the chapter was entered from the
+  // one after it, already finished). A chapter that waits for its button holds its clock
+  // until then; leaving, R and jumps make it wait again.
+  bool button_done() const { return button_done_; }
+  void mark_button_done() { button_done_ = true; }
+  // PressButton asked for the chapter's button; the app takes the request once (true once).
+  bool take_button_request() { bool r = button_request_; button_request_ = false; return r; }
   // A short message for the viewer ("Press Esc again to quit"), empty when none.
   std::string toast(double now) const;
   // Seconds since the chapter changed, for cross-fades.
@@ -42,7 +57,11 @@ class Navigator {
   bool backward_ = false;
   float base_scale_, scale_;
   bool sidebar_ = true, fullscreen_ = false, quit_ = false, lab_ = false;
+  bool blank_ = false, clean_ = false, reduced_motion_ = false, help_ = false;
+  bool button_done_ = false, button_request_ = false;
   double esc_at_ = -1e9, wheel_at_ = -1e9, changed_at_ = 0.0;
+  std::string note_;         // a toggle's one-line confirmation ("Reduced motion: on")
+  double note_at_ = -1e9;
 };
 
 }  // namespace onegpu::app

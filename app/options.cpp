@@ -75,6 +75,8 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "-h" || a == "--help") o.help = true;
     else if (a == "--version") o.version = true;
     else if (a == "--list-chapters") o.list_chapters = true;
+    else if (a == "--notes") o.notes = true;
+    else if (a == "--reduced-motion") o.reduced_motion = true;
     else if (a == "--headless") o.headless = true;
     else if (a == "--chapter") o.chapter = value(i, a);
     else if (a == "--view") o.view = value(i, a);
@@ -127,6 +129,7 @@ std::string usage() {
 Usage:
   onegpu [--chapter ID] [--fullscreen] [--ui-scale X]     open the story window
   onegpu --list-chapters                                  list chapter ids in story order
+  onegpu --notes > notes.md                               presenter notes for every chapter, as Markdown
   onegpu --headless --chapter ID --out FILE.png [--size WxH] [--at SECONDS|end] [--no-ui]
                                                           render one frame without a window
   onegpu lab [train flags]                                the Lab: a live run you split, step and watch
@@ -144,12 +147,15 @@ Options:
   --no-ui             headless: the scene alone, without panels
   --ui-scale X        panel and text scale, 0.5–4 (default: the monitor's)
   --fullscreen        start fullscreen (F11 toggles)
+  --reduced-motion    chapters open finished instead of animating (M toggles)
   --frames N          window: quit after N frames; --screenshot FILE saves the last one
   --shaders DIR       read shaders from DIR; --font FILE use this font for scene text
   --version, --help
 
-Keys: Right/Space next · Left previous · Home/End first/last · R replay · Tab chapter list
-      L the Lab · Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen · Esc twice or Ctrl+Q quit
+Keys: Right/Space/Page Down next · Left/Page Up previous · Home/End first/last · R replay
+      Enter the chapter's button · B or . blank · H hide panels · M reduced motion · F1 or ? keys
+      Tab chapter list · L the Lab · Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen
+      Mouse wheel over the picture: next / previous · Esc twice or Ctrl+Q quit
 In the Lab: Space run/pause · . one op · M one microbatch · S one step · F fit the timeline
       (wheel zooms, drag pans, double-click fits, a click on the ruler sets the playhead)
       L or Esc back to the story

@@ -15,6 +15,8 @@ struct Options {
   bool help = false;
   bool version = false;
   bool list_chapters = false;
+  bool notes = false;          // print the presenter notes (Markdown) and exit
+  bool reduced_motion = false; // chapters open finished instead of animating (M toggles)
   bool headless = false;
   std::string chapter;        // id; empty means the first chapter
   std::string out;            // headless PNG

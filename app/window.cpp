@@ -1,6 +1,8 @@
 #include "app/window.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 #include <cstdio>
@@ -14,6 +16,9 @@
 #include <imgui_impl_opengl3.h>
 
 #include "app/app.h"
+#include "app/ui/input_queue.h"
+#include "app/ui/key_commands.h"
+#include "app/ui/redraw.h"
 #include "app/live/trace_run.h"
 #include "app/assets.h"
 #include "render/error.h"
@@ -35,59 +40,32 @@ struct Glfw {
   ~Glfw() { if (ok) glfwTerminate(); }
 };
 
-// Every key press since the last frame, in order. A clicker's tap can go down and up within
-// one frame, which ImGui's per-frame key state would miss; the callback below sees each one.
-struct KeyPress {
-  int key, mods;
-};
-std::vector<KeyPress> g_presses;
-
-void key_callback(GLFWwindow*, int key, int, int action, int mods) {
-  if (action == GLFW_PRESS) g_presses.push_back({key, mods});  // repeats are not new presses
-}
-
-// Maps one key press to a story action (or, with the Lab open, to its commands).
+// One key press: a story action, or with the Lab open the Lab's command keys.
 void handle_key(App& app, double now, const KeyPress& k) {
   Navigator& nav = app.nav();
-  auto pressed = [&](int key) { return k.key == key; };
-  if (k.mods & GLFW_MOD_CONTROL) {
-    if (pressed(GLFW_KEY_Q)) nav.apply(Action::Quit, now);
-    if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) nav.apply(Action::ScaleUp, now);
-    if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) nav.apply(Action::ScaleDown, now);
-    if (pressed(GLFW_KEY_0) || pressed(GLFW_KEY_KP_0)) nav.apply(Action::ScaleReset, now);
-    return;
-  }
   if (nav.lab_open()) {
-    if (pressed(GLFW_KEY_SPACE)) app.lab().key(' ');
-    if (pressed(GLFW_KEY_PERIOD) || pressed(GLFW_KEY_O)) app.lab().key('.');
-    if (pressed(GLFW_KEY_M)) app.lab().key('m');
-    if (pressed(GLFW_KEY_S)) app.lab().key('s');
-    if (pressed(GLFW_KEY_F)) app.lab().key('f');
-    if (pressed(GLFW_KEY_L) || pressed(GLFW_KEY_ESCAPE)) nav.set_lab(false);
-    if (pressed(GLFW_KEY_TAB)) nav.apply(Action::ToggleSidebar, now);
-    if (pressed(GLFW_KEY_F11)) nav.apply(Action::ToggleFullscreen, now);
+    if (std::optional<Action> a = lab_action(k.key, k.mods)) nav.apply(*a, now);
+    else if (char c = lab_key(k.key, k.mods)) app.lab().key(c);
     return;
   }
-  if (pressed(GLFW_KEY_L)) nav.apply(Action::ToggleLab, now);
-  if (pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_PAGE_DOWN)) nav.apply(Action::Next, now);
-  if (pressed(GLFW_KEY_LEFT) || pressed(GLFW_KEY_PAGE_UP)) nav.apply(Action::Previous, now);
-  if (pressed(GLFW_KEY_HOME)) nav.apply(Action::First, now);
-  if (pressed(GLFW_KEY_END)) nav.apply(Action::Last, now);
-  if (pressed(GLFW_KEY_R)) nav.apply(Action::Replay, now);
-  if (pressed(GLFW_KEY_TAB)) nav.apply(Action::ToggleSidebar, now);
-  if (pressed(GLFW_KEY_F11)) nav.apply(Action::ToggleFullscreen, now);
-  if (pressed(GLFW_KEY_ESCAPE)) nav.apply(Action::Escape, now);
+  if (std::optional<Action> a = story_action(k.key, k.mods)) nav.apply(*a, now);
 }
 
-void handle_keys(App& app, double now) {
+// The wheel turns chapters over the picture (the scene viewport); over a panel it scrolls
+// the panel (ImGui's own callback handles that). Positions come in window coordinates and
+// the scene in framebuffer pixels: scaled by their ratio (HiDPI).
+void handle_input(App& app, GLFWwindow* win, double now, const InputBatch& in) {
   ImGuiIO& io = ImGui::GetIO();
-  std::vector<KeyPress> presses;
-  presses.swap(g_presses);
   if (!io.WantTextInput)  // typing into a field of the Lab is not a command
-    for (const KeyPress& k : presses) handle_key(app, now, k);
-  // The wheel over the scene turns chapters; over a panel it scrolls the panel.
-  if (!app.nav().lab_open() && !io.WantCaptureMouse && io.MouseWheel != 0.0f)
-    app.nav().apply(io.MouseWheel < 0 ? Action::WheelForward : Action::WheelBack, now);
+    for (const KeyPress& k : in.keys) handle_key(app, now, k);
+  if (app.nav().lab_open()) return;
+  int ww, wh, fw, fh;
+  glfwGetWindowSize(win, &ww, &wh);
+  glfwGetFramebufferSize(win, &fw, &fh);
+  const double sx = ww > 0 ? double(fw) / ww : 1.0, sy = wh > 0 ? double(fh) / wh : 1.0;
+  for (const WheelTurn& w : in.wheel)
+    if (wheel_over_scene(app.scene_rect(), w.x * sx, w.y * sy) && !io.WantCaptureMouse)
+      app.nav().apply(w.dy < 0 ? Action::WheelForward : Action::WheelBack, now);
 }
 
 void set_fullscreen(GLFWwindow* w, bool on, int saved[4]) {
@@ -144,7 +122,7 @@ int run_window(const Options& o, int chapter_index) {
   }
 
   ImGui::CreateContext();
-  glfwSetKeyCallback(win, key_callback);  // before ImGui's, which calls it in turn
+  install_input_callbacks(win);  // before ImGui's, which calls them in turn
   ImGui_ImplGlfw_InitForOpenGL(win, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   int rc = 0;
@@ -154,6 +132,7 @@ int run_window(const Options& o, int chapter_index) {
     int saved[4] = {100, 100, w, h};
     bool fullscreen = false;
     if (o.fullscreen) app.nav().apply(Action::ToggleFullscreen, 0.0);
+    app.nav().set_reduced_motion(o.reduced_motion);
     if (!o.view.empty()) {
       TraceRun t = load_trace_run(o.view);
       app.nav().set_lab(true);
@@ -167,17 +146,33 @@ int run_window(const Options& o, int chapter_index) {
       if (o.lab_play) JobRunner::shared().play();
     }
     auto t0 = std::chrono::steady_clock::now();
+    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     double last = 0.0;
     float smoothed_ms = 16.7f;
-    for (int frame = 0; !glfwWindowShouldClose(win) && !app.nav().quit(); ++frame) {
-      glfwPollEvents();
-      double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      float dt = static_cast<float>(now - last);
-      last = now;
+    // Draw on demand (see app/ui/redraw.h); --frames N draws every frame so that it ends.
+    RedrawPolicy redraw;
+    bool animating = true, busy = false;
+    for (int frame = 0; !glfwWindowShouldClose(win) && !app.nav().quit();) {
+      const double wait = o.frames > 0 ? 0.0 : redraw.wait_seconds(animating, busy, seconds() - last);
+      if (wait > 0.0) glfwWaitEventsTimeout(wait);
+      else glfwPollEvents();
+      const double now = seconds();
+      const InputBatch input = input_queue().take();
+      handle_input(app, win, now, input);
       if (app.nav().fullscreen() != fullscreen) {
         fullscreen = app.nav().fullscreen();
         set_fullscreen(win, fullscreen, saved);
       }
+      animating = app.animating(now);
+      busy = app.busy();
+      if (o.frames <= 0 && !redraw.should_draw(input.touched, animating, busy, now - last)) {
+        app.drain_events();  // nothing to draw, but the live run's rings stay empty
+        continue;
+      }
+      // The chapter clock moves by the time since the last frame, capped: after a still spell
+      // a chapter that opens now starts from its beginning.
+      const float dt = frame == 0 ? 0.0f : static_cast<float>(std::min(now - last, 0.1));
+      last = now;
       int fw, fh;
       glfwGetFramebufferSize(win, &fw, &fh);
       if (fw <= 0 || fh <= 0) {  // minimised: draw nothing, but keep taking the run's events
@@ -187,8 +182,7 @@ int run_window(const Options& o, int chapter_index) {
       }
       ImGui_ImplGlfw_NewFrame();
       auto f0 = std::chrono::steady_clock::now();
-      app.frame(fw, fh, frame == 0 ? 0.0f : dt, now);
-      handle_keys(app, now);
+      app.frame(fw, fh, dt, now);
       bool last_frame = o.frames > 0 && frame + 1 >= o.frames;
       if (last_frame && !o.screenshot.empty()) {
         glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
@@ -199,8 +193,9 @@ int run_window(const Options& o, int chapter_index) {
       float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - f0).count();
       smoothed_ms = smoothed_ms * 0.9f + ms * 0.1f;
       app.set_frame_ms(smoothed_ms);
+      ++frame;
       if (last_frame) {
-        std::printf("drew %d frames at %dx%d (%s)\n", frame + 1, fw, fh, render::gl_description().c_str());
+        std::printf("drew %d frames at %dx%d (%s)\n", frame, fw, fh, render::gl_description().c_str());
         break;
       }
       // At most 60 frames a second even where the display has no vertical sync (Xvfb, some

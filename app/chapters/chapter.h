@@ -27,6 +27,13 @@ class Chapter {
   virtual void draw(const SceneFrame& f, const render::Camera& cam) = 0;
   // The chapter's button (see ChapterInfo::action) was pressed.
   virtual void on_action() {}
+  // A chapter whose button starts what the picture shows stops its clock here until the button
+  // is pressed (negative: it never waits). The time before it is the scene set up; after it,
+  // what the button names.
+  virtual float waits_for_button_at() const { return -1.0f; }
+  // Whether the button is on screen now: a button whose work has started or is done goes
+  // away rather than staying there doing nothing.
+  virtual bool button_offered() const { return true; }
   // Headless renders call this before drawing at time t: a chapter whose picture at t needs
   // work that normally runs in the background (training) does it here, blocking.
   virtual void prepare(float /*t*/) {}

@@ -17,6 +17,8 @@ class CopyChapter : public Chapter {
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float t) override;  // waits for the chapter's run (headless, tests)
   std::string activity() const override;
+  // GPU 2 arrives empty, then the picture waits for "Copy the model to GPU 2".
+  float waits_for_button_at() const override { return kFirstCopy - 0.05f; }
 
  private:
   FieldLayout layout_{512};
@@ -24,7 +26,7 @@ class CopyChapter : public Chapter {
 
 // Scene 14: different text. Each copy reads its own two texts and gets its own gradients (real
 // norms, different ticks). A "what if" frame shows two copies updating alone, drifting apart by
-// the measured weight difference; then the frame lifts.
+// the measured weight difference, and stay apart (the next chapter brings them together).
 class DifferentTextChapter : public Chapter {
  public:
   float duration() const override { return 6.2f; }

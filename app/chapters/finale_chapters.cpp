@@ -1,3 +1,4 @@
+#include "app/scene/with_commas.h"
 #include "app/chapters/finale_chapters.h"
 
 #include <algorithm>
@@ -50,15 +51,6 @@ std::string one_line(std::string s, std::size_t max_chars) {
   std::size_t cut = max_chars;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
   return s.substr(0, cut) + "…";
-}
-
-std::string with_commas(long long v) {
-  std::string s = std::to_string(v), out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
 }
 
 }  // namespace
@@ -175,6 +167,8 @@ Camera AgainChapter::camera(glm::vec2 viewport, float) const {
 }
 
 void AgainChapter::on_action() { StoryRun::get().start_training(1000); }
+// Shown only while there is a long run left to start (chapter 10 may have trained it already).
+bool AgainChapter::button_offered() const { return !StoryRun::get().training_started(); }
 
 void AgainChapter::prepare(float) {
   StoryRun::get().start_training(1000);
@@ -185,7 +179,8 @@ std::string AgainChapter::activity() const {
   StoryRun& run = StoryRun::get();
   if (run.training_done() || run.trained_steps() == 0) return {};
   char b[96];
-  std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
+  std::snprintf(b, sizeof b, "training: step %s of %s", with_commas(run.trained_steps()).c_str(),
+                with_commas(run.training_target()).c_str());
   return b;
 }
 

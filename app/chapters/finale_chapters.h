@@ -36,6 +36,7 @@ class AgainChapter : public Chapter {
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void on_action() override;
+  bool button_offered() const override;
   void prepare(float t) override;
   std::string activity() const override;
   // Milestones (steps 0, 1, 10, 100, 1000) shown at time t, given how many the run has.

@@ -8,6 +8,8 @@
 #include "app/chapters/field_chapter.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
+#include "app/scene/token_label.h"
+#include "app/scene/with_commas.h"
 #include "render/palette.h"
 #include "render/tween.h"
 
@@ -36,19 +38,6 @@ std::string pct(double p) {
   return b;
 }
 
-// A token as a label: newlines and other invisible bytes get a visible stand-in.
-std::string visible(const std::string& tok) {
-  std::string out;
-  for (unsigned char ch : tok) {
-    if (ch == '\n') out += "↵";
-    else if (ch == '\t') out += "⇥";
-    else if (ch < 0x20) { char b[8]; std::snprintf(b, sizeof b, "<%02X>", ch); out += b; }
-    else out += static_cast<char>(ch);
-  }
-  if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0xC0) out += "…";  // cut mid-character
-  return out;
-}
-
 // Prediction bars: the top tokens, " time" always among them, and the rest as "other".
 std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int rows = 8) {
   std::vector<Bar> bars;
@@ -57,7 +46,7 @@ std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int 
   for (const auto& tp : p.top) {
     if (static_cast<int>(bars.size()) == rows - 1 && !have_time && tp.id != time_id) continue;
     if (static_cast<int>(bars.size()) >= rows) break;
-    bars.push_back({visible(tp.text), tp.prob, tp.id == time_id});
+    bars.push_back({token_label(tp.text), tp.prob, tp.id == time_id});
     have_time |= tp.id == time_id;
     shown += tp.prob;
   }
@@ -85,6 +74,13 @@ std::vector<float> normalised(const std::vector<double>& v) {
   std::vector<float> out;
   for (double x : v) out.push_back(mx > 0 ? static_cast<float>(x / mx) : 0.0f);
   return out;
+}
+
+// Steps the story's model has taken by now: 1,000 once chapter 10 has trained it, else the
+// one step of chapter 8.
+int trained_so_far() {
+  StoryRun& run = StoryRun::get();
+  return run.training_done() ? run.trained_steps() : 1;
 }
 
 TrayLook first_tray(const Tray& tray, int tokens_lit, float blank) {
@@ -145,6 +141,9 @@ void LearningChapter::on_action() {
   if (scene_ == LearningScene::Train) StoryRun::get().start_training(1000);
 }
 
+// The long run is started once and never undone: after that the button would do nothing.
+bool LearningChapter::button_offered() const { return !StoryRun::get().training_started(); }
+
 void LearningChapter::prepare(float t) {
   // What the picture at t draws from: the first step's recording, or the warm step's times.
   switch (scene_) {
@@ -167,9 +166,10 @@ std::string LearningChapter::activity() const {
   StoryRun& run = StoryRun::get();
   if (std::string a = run.first_step_activity(); !a.empty()) return a;
   if (scene_ != LearningScene::Train) return {};
-  if (run.trained_steps() == 0 && !run.training_done()) return {};
+  if (run.trained_steps() == 0 || run.training_done()) return {};  // not started, or finished
   char b[96];
-  std::snprintf(b, sizeof b, "training: step %d of %d", run.trained_steps(), run.training_target());
+  std::snprintf(b, sizeof b, "training: step %s of %s", with_commas(run.trained_steps()).c_str(),
+                with_commas(run.training_target()).c_str());
   return b;
 }
 
@@ -426,6 +426,8 @@ void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayou
   int active = ran == 0 ? -1 : updated ? 3 : in_mb < kForwardDone ? 0 : in_mb == kForwardDone ? 1 : 2;
   draw_readout(c, L.foot, active, 1.0f, s, true);
   draw_step_counter(c, L.foot, updated ? 1 : 0, 1.0f, s);
+  // Chapter 8 ended on step 1: this is that same first step again, from the same fresh model.
+  draw_step_note(c, L.foot, "the first step again, in two halves", 1.0f, s);
 }
 
 // ---- Train it ----
@@ -450,20 +452,21 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   }
   draw_readout(c, L.foot, running ? static_cast<int>(loop * 4.0f) : -1, 1.0f, s, true);
   draw_step_counter(c, L.foot, steps, 1.0f, s);
+  draw_step_note(c, L.foot, run.training_done() ? "" : "a run of its own, from a fresh model", 1.0f, s);
   // The latest predictions: at steps 0, 1, 10, 100 and 1,000, from the model being trained.
   // Before the long run: the fresh model's (the first step's recording, before its update).
   const FirstStep* fs = ms.empty() ? run.first_step_ready() : nullptr;
   Prediction latest = !ms.empty() ? ms.back() : fs ? fs->before : Prediction{};
   if (ms.empty()) latest.step = 0;
   std::string title = std::string(kPrompt);
-  title += latest.top.empty() || latest.step < 1000 ? " ____" : visible(latest.top[0].text);
+  title += latest.top.empty() || latest.step < 1000 ? " ____" : token_label(latest.top[0].text);
   char err[64];
-  std::snprintf(err, sizeof err, "error %.2f at step %d", latest.loss_time, latest.step);
+  std::snprintf(err, sizeof err, "error %.2f at step %s", latest.loss_time, with_commas(latest.step).c_str());
   draw_chart(c, L.chart, title, prediction_bars(latest, run.time_token()), 1.0f, 1.0f, 1.0f, err, s, wpp);
   // The first tray with the blank, filled by the model's own top guess once trained.
   TrayLook look = first_tray(run.trays()[0], 3, 1.0f);
   if (run.training_done() && !latest.top.empty()) {
-    look.fill = visible(latest.top[0].text);
+    look.fill = token_label(latest.top[0].text);
     look.fill_a = 1.0f;
   }
   draw_tray(c, L.tray(0), look, s, wpp);
@@ -476,7 +479,7 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
     float y = L.tray(2).max.y - 0.04f * s;
     for (const auto& m : ms) {
       char line[128];
-      std::snprintf(line, sizeof line, "step %5d:  p(time) = %.3f", m.step, m.p_time);
+      std::snprintf(line, sizeof line, "step %5s:  p(time) = %.3f", with_commas(m.step).c_str(), m.p_time);
       c.text(line, {L.tray(2).min.x, y}, 0.03f * s, with_alpha(palette::text_dim, 1.0f));
       y -= 0.04f * s;
     }
@@ -509,7 +512,7 @@ void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha,
                     "text " + std::to_string(i + 1)});
   segs.push_back({update, palette::weights, ""});
   char cap[128];
-  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured · each text waits for the one before",
+  std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured, one text at a time · each waits for the one before",
                 total * 1000.0);
   const float s = L.s;
   Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.045f * s}};
@@ -531,7 +534,8 @@ void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, fl
   }
   draw_readout(c, L.foot, -1, 1.0f, s, true);
   draw_step_time(c, L, phase(t, 0.5f, 2.0f, Ease::InOutCubic), 1.0f, wpp);
-  draw_step_counter(c, L.foot, 1, 1.0f, s);
+  // The model so far: trained to step 1,000 if chapter 10's run is done, else one step.
+  draw_step_counter(c, L.foot, trained_so_far(), 1.0f, s);
 }
 
 // ---- A new run ----
@@ -556,7 +560,7 @@ void LearningChapter::draw_new_run(const SceneFrame& f, const LearningLayout& L,
   draw_readout(c, L.foot, -1, 1.0f, s, true);
   draw_step_time(c, L, 1.0f, 1.0f, wpp);  // the time bar stays: the cost we want to cut
   // The step count goes back to 0: a fresh, untrained model.
-  draw_step_counter(c, L.foot, t < 0.8f ? 1 : 0, 1.0f, s);
+  draw_step_counter(c, L.foot, t < 0.8f ? trained_so_far() : 0, 1.0f, s);
   c.text("a fresh run: new weights, step 0", {L.box.chip.center().x, L.box.chip.max.y + 0.05f * s}, 0.036f * s,
          with_alpha(palette::text_dim, phase(t, 0.8f, 0.5f, Ease::Smooth)), Align::Center);
 }

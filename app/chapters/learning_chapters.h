@@ -16,6 +16,7 @@ class LearningChapter : public Chapter {
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void on_action() override;
+  bool button_offered() const override;
   void prepare(float t) override;
   std::string activity() const override;
 

@@ -90,7 +90,7 @@ void MemoryChapter::draw(const SceneFrame& f, const Camera& cam) {
     c.set_layer(2);
 
     // Four more layers come down from above, dashed, and stop at the lid.
-    float drop = overflow_ ? 1.0f : phase(t, 1.0f, 1.2f, Ease::OutBack);
+    float drop = overflow_ ? 1.0f : phase(t, kDropAt, 1.2f, Ease::OutBack);
     draw_waiting_layers(c, b.chip, drop, wpp);
     // Blocked: a bar across the top of the box.
     float blocked = phase(t, overflow_ ? 0.0f : 2.1f, 0.4f, Ease::Smooth);

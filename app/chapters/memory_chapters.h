@@ -22,6 +22,10 @@ class MemoryChapter : public Chapter {
   float duration() const override { return overflow_ ? 5.0f : 4.0f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
+  // "bigger": both GPUs in view, then the picture waits for "Try eight layers" before the
+  // four extra layers come down.
+  float waits_for_button_at() const override { return overflow_ ? -1.0f : kDropAt; }
+  static constexpr float kDropAt = 1.0f;
 
   // Fractions of the toy GPU's capacity the 8-layer model needs (measured).
   static float need_weights_grads();

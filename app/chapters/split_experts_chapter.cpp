@@ -20,6 +20,7 @@ constexpr float kCut = 1.0f, kCutFor = 1.0f, kDrop = 2.2f;
 }
 
 void SplitExpertsChapter::prepare(float) { story_expert_split_bytes(); }
+float SplitExpertsChapter::waits_for_button_at() const { return kCut; }
 std::string SplitExpertsChapter::activity() const { return story_expert_split_bytes_activity(); }
 void TokensChapter::prepare(float) {
   story_expert_split_bytes();

@@ -14,6 +14,8 @@ class SplitExpertsChapter : public Chapter {
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float t) override;  // waits for the chapter's runs (headless, tests)
   std::string activity() const override;
+  // Both GPUs with every expert, then the picture waits for "Split the experts" to cut.
+  float waits_for_button_at() const override;
   // Expert e (0-based) of a layer on GPU g: its small square inside the layer's slab.
   render::Rect expert_rect(int gpu, int layer, int e) const;
 

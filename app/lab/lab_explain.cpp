@@ -18,7 +18,9 @@ std::string layers(const trainer::Op& op) {
 }  // namespace
 
 std::string op_title(const trainer::Op& op) {
-  std::string s = "GPU " + std::to_string(op.rank + 1) + " · ";
+  // The window counts GPUs from 1; traces and logs count ranks from 0 (as torchrun does): both
+  // named here, where an engineer goes from one to the other.
+  std::string s = "GPU " + std::to_string(op.rank + 1) + " (rank " + std::to_string(op.rank) + ") · ";
   switch (op.kind) {
     case OpKind::Forward: s += "forward"; break;
     case OpKind::Backward: s += "backward"; break;

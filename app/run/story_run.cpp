@@ -116,14 +116,20 @@ FirstStep StoryRun::record_first_step(int microbatches) const {
 }
 
 std::vector<Piece> StoryRun::measure_warm_step(int microbatches) const {
+  // Two steps to warm up, then the fastest of four: a busy machine's one slow step should not
+  // be what every chapter after shows (the data-parallel step is timed the same way).
   auto t = fresh(microbatches, 1000, false);
-  std::vector<Piece> last;
-  for (int i = 0; i < 3; ++i) {
+  std::vector<Piece> best, step;
+  double best_ms = 0.0;
+  for (int i = 0; i < 6; ++i) {
     StepRunner r(*t, tray_batch_);
-    last.clear();
-    while (!r.done()) last.push_back(r.run_next());
+    step.clear();
+    while (!r.done()) step.push_back(r.run_next());
+    double ms = 0.0;
+    for (const Piece& p : step) ms += p.ms;
+    if (i >= 2 && (best.empty() || ms < best_ms)) best = step, best_ms = ms;
   }
-  return last;
+  return best;
 }
 
 PostedValue<FirstStep>& StoryRun::posted_first(int microbatches) {

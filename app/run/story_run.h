@@ -83,8 +83,8 @@ class StoryRun {
   // what never changes after construction).
   std::unique_ptr<trainer::Trainer> fresh_model() const { return fresh(1, 1000, false); }
 
-  // Per-piece times of a step on the four texts split into `microbatches`, measured on the
-  // third step of a fresh run so that first-touch allocation does not count. Made by a job
+  // Per-piece times of a step on the four texts split into `microbatches`: the fastest of
+  // steps 3-6 of a fresh run, so that first-touch allocation and a busy moment do not count. Made by a job
   // like the first step's recording.
   const std::vector<trainer::Piece>* warm_step_pieces_ready(int microbatches);
   const std::vector<trainer::Piece>& warm_step_pieces(int microbatches);
@@ -97,6 +97,7 @@ class StoryRun {
   // ---- the long run ----
   void start_training(int steps = 1000);   // no-op when running or done (UI thread)
   int trained_steps() const { return trained_.load(); }
+  bool training_started() const { return started_; }  // UI thread
   int training_target() const { return target_; }
   bool training_done() const { return done_.load(); }
   // Predictions at steps 0, 1, 10, 100, 1000 as they become available.

@@ -1,4 +1,5 @@
 #include "app/scene/learning_scene.h"
+#include "app/scene/with_commas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +85,13 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
   c.text("the model's next-token probabilities", {r.min.x, r.max.y - 0.085f * s}, 0.03f * s,
          with_alpha(palette::text_dim, alpha));
   if (bars.empty()) return;
+  // Labels in <hex> are tokens that hold only part of a character: say so once, under the chart.
+  for (const Bar& b : bars)
+    if (b.label.find('<') != std::string::npos && b.label.find('>') != std::string::npos) {
+      c.text("<E2 80> and the like: a token holding only part of a character, shown as its bytes",
+             {r.min.x, r.min.y - 0.04f * s}, 0.026f * s, with_alpha(palette::text_dim, alpha));
+      break;
+    }
   const float top = r.max.y - 0.13f * s, row = (top - r.min.y) / static_cast<float>(bars.size());
   const float label_w = 0.2f * s, x0 = r.min.x + label_w, full = r.max.x - x0 - 0.14f * s;
   // The "certain" line: probability 1.
@@ -111,11 +119,12 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       c.line({from, yy}, {to, yy}, line * 1.6f, pink);
       c.line({from, yy}, {from, yy - row * 0.2f}, line * 1.6f, pink);
       c.line({to, yy}, {to, yy - row * 0.2f}, line * 1.6f, pink);
-      // A short bracket (a good guess) gets its label beside it rather than over "certain".
+      // A short bracket (a good guess) has no room for its label: it goes just under the bar,
+      // ending at the "certain" line, clear of the "certain" mark above the chart.
       if (to - from > c.text_width(error_text, 0.028f * s)) {
         c.text(error_text, {(from + to) * 0.5f, yy + 0.012f * s}, 0.028f * s, pink, Align::Center);
       } else {
-        c.text(error_text, {from - 0.01f * s, yy + 0.012f * s}, 0.028f * s, pink, Align::Right);
+        c.text(error_text, {to - 0.012f * s, y - row * 0.3f - 0.027f * s}, 0.028f * s, pink, Align::Right);
       }
     }
   }
@@ -135,9 +144,13 @@ void draw_readout(Canvas& c, const Rect& foot, int active, float alpha, float s,
 
 void draw_step_counter(Canvas& c, const Rect& foot, int step, float alpha, float s) {
   if (alpha <= 0.0f) return;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "step %d", step);
+  const std::string buf = "step " + with_commas(step);
   c.text(buf, {foot.max.x, foot.max.y - 0.05f * s}, 0.05f * s, with_alpha(palette::text, alpha), Align::Right);
+}
+
+void draw_step_note(Canvas& c, const Rect& foot, const std::string& note, float alpha, float s) {
+  if (alpha <= 0.0f || note.empty()) return;
+  c.text(note, {foot.max.x, foot.max.y - 0.09f * s}, 0.028f * s, with_alpha(palette::text_dim, alpha), Align::Right);
 }
 
 static float slab_y(const BoxParts& b, int layers, float y) {

@@ -49,6 +49,8 @@ void draw_chart(render::Canvas& c, const render::Rect& r, const std::string& tit
 // forward · error · backward · update, the active one lit (-1: none).
 void draw_readout(render::Canvas& c, const render::Rect& foot, int active, float alpha, float s, bool loop = false);
 void draw_step_counter(render::Canvas& c, const render::Rect& foot, int step, float alpha, float s);
+// A short line under the step counter saying why it reads what it does (a restart, a rerun).
+void draw_step_note(render::Canvas& c, const render::Rect& foot, const std::string& note, float alpha, float s);
 
 // A band of forward work at height `y` (in slab units: 0 bottom of layer 1 .. n top of layer n).
 void draw_forward_band(render::Canvas& c, const BoxParts& b, int layers, float y, float alpha, float wpp);

@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
         for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
           if (!chapters[i].built || chapters[i].id == "train") continue;  // train: a 1,000-step run
           a.nav().go_to(i);
+          // A chapter that waits for its button plays as if it were pressed on arrival (only the
+          // hold is released: "Keep training" would start a 1,000-step run).
+          if (a.current().waits_for_button_at() >= 0.0f) a.nav().mark_button_done();
           a.frame(W, H, 0.0f, 0.0);  // arrive (chapters build what they need)
           glFinish();
           int n = static_cast<int>(a.current().duration() * 60.0f);

@@ -89,3 +89,51 @@ TEST(Navigator, JumpPlaysFromTheStart) {
   n.go_to(99);
   EXPECT_EQ(n.index(), 28);
 }
+
+TEST(Navigator, BlankComesBackOnAnyKeyWithoutActing) {
+  Navigator n(29, 4);
+  n.apply(Action::Blank, 0.0);
+  EXPECT_TRUE(n.blank());
+  n.apply(Action::Next, 0.1);  // the clicker's "next" only brings the picture back
+  EXPECT_FALSE(n.blank());
+  EXPECT_EQ(n.index(), 4);
+  n.apply(Action::Next, 0.2);
+  EXPECT_EQ(n.index(), 5);
+}
+
+TEST(Navigator, CleanReducedMotionAndHelpToggle) {
+  Navigator n(29, 0);
+  n.apply(Action::ToggleClean, 0.0);
+  EXPECT_NE(n.toast(0.1).find("H brings them back"), std::string::npos);  // how to undo it, said
+  n.apply(Action::ToggleReducedMotion, 0.0);
+  EXPECT_NE(n.toast(0.1).find("Reduced motion"), std::string::npos);
+  EXPECT_EQ(n.toast(5.0), "");  // and gone after a moment
+  EXPECT_TRUE(n.clean());
+  EXPECT_TRUE(n.reduced_motion());
+  n.apply(Action::ToggleHelp, 0.0);
+  EXPECT_TRUE(n.help_open());
+  n.apply(Action::Next, 0.1);  // any key closes the list and still acts
+  EXPECT_FALSE(n.help_open());
+  EXPECT_EQ(n.index(), 1);
+  n.apply(Action::ToggleClean, 0.2);
+  EXPECT_FALSE(n.clean());
+  n.apply(Action::ToggleHelp, 0.3);
+  n.apply(Action::Escape, 0.4);  // closes the list only: no "press Esc again to quit"
+  EXPECT_FALSE(n.help_open());
+  EXPECT_EQ(n.toast(0.5), "");
+}
+
+TEST(Navigator, ButtonWaitsAgainOnEachVisitButNotComingBack) {
+  Navigator n(29, 12);
+  EXPECT_FALSE(n.button_done());
+  n.apply(Action::PressButton, 0.0);
+  EXPECT_TRUE(n.take_button_request());
+  EXPECT_FALSE(n.take_button_request());  // taken once
+  n.mark_button_done();
+  n.apply(Action::Next, 0.1);
+  EXPECT_FALSE(n.button_done());  // a new chapter waits for its own button
+  n.apply(Action::Previous, 0.2);
+  EXPECT_TRUE(n.button_done());  // coming back: already finished
+  n.apply(Action::Replay, 0.3);
+  EXPECT_FALSE(n.button_done());  // R plays it again, waiting again
+}

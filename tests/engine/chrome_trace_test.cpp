@@ -110,7 +110,7 @@ TEST(ChromeTrace, ValidJsonOfTheRightShape) {
   EXPECT_GT(s.phases.at("C"), 4 * 2 * 4);  // live activations go up and down per microbatch
   EXPECT_NE(text.find("\"optimizer\":1234"), std::string::npos);
   EXPECT_NE(text.find("\"loss\":2.5"), std::string::npos);
-  EXPECT_NE(text.find("rank 3 · stage 1 · dp 1 · experts 8–15"), std::string::npos);
+  EXPECT_NE(text.find("rank 3 (GPU 4 in onegpu) · stage 1 · dp 1 · experts 8–15"), std::string::npos);
   expect_no_partial_overlap(s);
 }
 

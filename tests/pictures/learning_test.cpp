@@ -411,7 +411,7 @@ TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
   ASSERT_EQ(d.rel_diff.size(), 3u);
   EXPECT_GT(d.rel_diff[0], 0.0);  // one lone update is enough to part them
   EXPECT_GT(d.rel_diff[2], d.rel_diff[0]);  // and they keep drifting
-  // At the end the frame has lifted: "=" again between them.
+  // At the end the copies are still apart: a pink "≠" between them, no white "=".
   Image im{img.width, img.height, &img.rgba};
   render::Rect a = FieldLayout(512).chip_rect(0), b = FieldLayout(512).chip_rect(1);
   glm::vec2 mid = px(img, {(a.max.x + b.min.x) * 0.5f, a.center().y});
@@ -421,8 +421,8 @@ TEST(Chapters, DifferentTextGivesDifferentGradientsAndAloneTheCopiesDrift) {
       white += im.at(x, y).r > 200 && im.at(x, y).g > 200;
       pinkish += pink(im.at(x, y));
     }
-  EXPECT_GT(white, 40);
-  EXPECT_EQ(pinkish, 0);
+  EXPECT_LT(white, 10);
+  EXPECT_GT(pinkish, 40);
 }
 
 TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
@@ -453,4 +453,32 @@ TEST(Chapters, TokensCrossByTheRoutersRealChoices) {
     ASSERT_EQ(tr.moved[g].size(), 4u);
     for (int l = 0; l < 4; ++l) EXPECT_EQ(tr.moved[g][l], tr.crossing[g][l]) << "GPU " << g + 1 << " layer " << l + 1;
   }
+}
+
+// The step counter says the same thing where two chapters show the same model: chapter 8 ends
+// on step 1 and chapter 9 (the same first step, in halves) ends on step 1 too; once chapter 10
+// has trained to step 1,000, chapter 11 shows that model, at step 1,000.
+TEST(Chapters, StepCountersAgreeAcrossChapters_slow) {
+  auto counter = [](const char* id) {
+    HeadlessImage img = scene_shot(id);
+    LearningLayout L = learning_layout(chip());
+    glm::vec2 a = px(img, {L.foot.max.x - 0.45f * L.s, L.foot.max.y}), b = px(img, {L.foot.max.x, L.foot.max.y - 0.06f * L.s});
+    std::vector<int> lum;
+    for (int y = int(a.y); y < int(b.y); ++y)
+      for (int x = int(a.x); x < int(b.x); ++x) {
+        const std::uint8_t* p = &img.rgba[(std::size_t(y) * img.width + x) * 4];
+        lum.push_back(p[0] + p[1] + p[2] > 450);  // the counter's white text
+      }
+    return lum;
+  };
+  auto lit = [](const std::vector<int>& v) { int n = 0; for (int x : v) n += x; return n; };
+  const auto step8 = counter("step"), step9 = counter("microbatches");
+  EXPECT_GT(lit(step8), 50);
+  EXPECT_EQ(step8, step9);
+  StoryRun::get().start_training(1000);
+  StoryRun::get().wait_for_training();
+  const auto step10 = counter("train"), step11 = counter("slow");
+  EXPECT_GT(lit(step10), 50);
+  EXPECT_EQ(step10, step11);  // "step 1,000" in both
+  EXPECT_NE(step10, step8);
 }

@@ -84,7 +84,10 @@ std::string chrome_trace_json(std::span<const TraceStep> steps, const TraceOptio
   };
   for (int r = 0; r < first.world(); ++r) {
     const RankCoord c = first.layout.coord(r);
-    std::string name = "rank " + std::to_string(r) + " · stage " + std::to_string(c.stage) +
+    // Files count from 0 (rank, stage, dp, experts); onegpu's window counts GPUs from 1: the
+    // name says which GPU of the window a rank is.
+    std::string name = "rank " + std::to_string(r) + " (GPU " + std::to_string(r + 1) + " in onegpu) · stage " +
+                       std::to_string(c.stage) +
                        " · dp " + std::to_string(c.dp);
     if (cfg.ep > 1) name += " · experts " + std::to_string(first.layout.first_expert(r)) + "–" +
                            std::to_string(first.layout.first_expert(r) + first.layout.expert_count() - 1);

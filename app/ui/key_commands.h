@@ -1,0 +1,29 @@
+#pragma once
+// What each key does, defined once: the window maps presses through these tables and the
+// in-app help (and the README's table) lists the same rows, so they cannot drift apart.
+#include <optional>
+#include <vector>
+
+#include "app/navigator.h"
+
+namespace onegpu::app {
+
+struct KeyRow {
+  const char* keys;  // as the help shows them
+  const char* does;
+  Action action;
+  std::vector<int> glfw_keys;  // any of these presses it
+  bool ctrl = false;           // with Ctrl held
+};
+
+// The story's keys (the chapters), in the order the help lists them.
+const std::vector<KeyRow>& story_keys();
+
+// The story action for one press, or none.
+std::optional<Action> story_action(int key, int mods);
+// With the Lab open: a story-level action (back to the story, list, full screen, size, quit).
+std::optional<Action> lab_action(int key, int mods);
+// With the Lab open: the Lab's own command key (' ', '.', 'm', 's', 'f'), or 0.
+char lab_key(int key, int mods);
+
+}  // namespace onegpu::app

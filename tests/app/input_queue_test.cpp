@@ -1,0 +1,90 @@
+// Every press counts: a clicker's taps go down and up within one frame, and each must turn a
+// chapter. The taps are injected as GLFW would deliver them (press, release, press, ...)
+// between two frames, then the frame takes them all.
+#include <gtest/gtest.h>
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include "app/navigator.h"
+#include "app/ui/input_queue.h"
+#include "app/ui/key_commands.h"
+
+using namespace onegpu::app;
+
+namespace {
+// One frame: everything queued since the last, through the story's key table.
+void frame(InputQueue& q, Navigator& nav, double now) {
+  for (const KeyPress& k : q.take().keys)
+    if (auto a = story_action(k.key, k.mods)) nav.apply(*a, now);
+}
+}  // namespace
+
+TEST(InputQueue, TwentyPageDownTapsInOneFrameTurnTwentyChapters) {
+  InputQueue q;
+  Navigator nav(29, 0);
+  for (int i = 0; i < 20; ++i) {
+    q.key(GLFW_KEY_PAGE_DOWN, GLFW_PRESS, 0);
+    q.key(GLFW_KEY_PAGE_DOWN, GLFW_RELEASE, 0);
+  }
+  frame(q, nav, 1.0);
+  EXPECT_EQ(nav.index(), 20);
+}
+
+TEST(InputQueue, TapsSpreadOverFramesAllCount) {
+  InputQueue q;
+  Navigator nav(29, 0);
+  for (int i = 0; i < 10; ++i) {  // two taps a frame, then an empty frame
+    for (int k = 0; k < 2; ++k) {
+      q.key(GLFW_KEY_RIGHT, GLFW_PRESS, 0);
+      q.key(GLFW_KEY_RIGHT, GLFW_RELEASE, 0);
+    }
+    frame(q, nav, i * 0.1);
+    frame(q, nav, i * 0.1 + 0.05);
+  }
+  EXPECT_EQ(nav.index(), 20);
+  for (int i = 0; i < 5; ++i) {
+    q.key(GLFW_KEY_PAGE_UP, GLFW_PRESS, 0);
+    q.key(GLFW_KEY_PAGE_UP, GLFW_RELEASE, 0);
+  }
+  frame(q, nav, 5.0);
+  EXPECT_EQ(nav.index(), 15);
+}
+
+TEST(InputQueue, HeldKeyRepeatsAreNotPresses) {
+  InputQueue q;
+  q.key(GLFW_KEY_RIGHT, GLFW_PRESS, 0);
+  q.key(GLFW_KEY_RIGHT, GLFW_REPEAT, 0);
+  q.key(GLFW_KEY_RIGHT, GLFW_REPEAT, 0);
+  q.key(GLFW_KEY_RIGHT, GLFW_RELEASE, 0);
+  InputBatch b = q.take();
+  EXPECT_EQ(b.keys.size(), 1u);
+  EXPECT_TRUE(b.touched);
+  EXPECT_FALSE(q.take().touched);  // taken: the next frame starts empty
+}
+
+TEST(InputQueue, WheelTurnsKeepTheirPointer) {
+  InputQueue q;
+  q.wheel(-1.0f, 300.0, 200.0);
+  q.wheel(0.0f, 1.0, 1.0);  // a sideways-only scroll: not a turn
+  InputBatch b = q.take();
+  ASSERT_EQ(b.wheel.size(), 1u);
+  EXPECT_LT(b.wheel[0].dy, 0.0f);
+  EXPECT_DOUBLE_EQ(b.wheel[0].x, 300.0);
+}
+
+TEST(KeyCommands, PresenterKeysMapToTheirActions) {
+  EXPECT_EQ(story_action(GLFW_KEY_B, 0), Action::Blank);
+  EXPECT_EQ(story_action(GLFW_KEY_PERIOD, 0), Action::Blank);
+  EXPECT_EQ(story_action(GLFW_KEY_H, 0), Action::ToggleClean);
+  EXPECT_EQ(story_action(GLFW_KEY_M, 0), Action::ToggleReducedMotion);
+  EXPECT_EQ(story_action(GLFW_KEY_ENTER, 0), Action::PressButton);
+  EXPECT_EQ(story_action(GLFW_KEY_F1, 0), Action::ToggleHelp);
+  EXPECT_EQ(story_action(GLFW_KEY_EQUAL, GLFW_MOD_CONTROL), Action::ScaleUp);
+  EXPECT_EQ(story_action(GLFW_KEY_Q, GLFW_MOD_CONTROL), Action::Quit);
+  EXPECT_FALSE(story_action(GLFW_KEY_Q, 0).has_value());
+  // In the Lab the same letters are the Lab's: M is a microbatch there, not reduced motion.
+  EXPECT_FALSE(lab_action(GLFW_KEY_M, 0).has_value());
+  EXPECT_EQ(lab_key(GLFW_KEY_M, 0), 'm');
+  EXPECT_EQ(lab_action(GLFW_KEY_ESCAPE, 0), Action::ToggleLab);
+}

@@ -1,0 +1,172 @@
+// In front of a class: every button changes the picture, a finished run says so, clean mode
+// hides every panel, a blanked screen is black, reduced motion opens chapters finished.
+// Drives the App headless frame by frame, as the window does.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <imgui.h>
+
+#include "app/app.h"
+#include "app/assets.h"
+#include "app/options.h"
+#include "app/run/story_run.h"
+#include "app/story.h"
+#include "render/framebuffer.h"
+#include "render/headless_context.h"
+
+using namespace onegpu;
+using namespace onegpu::app;
+
+namespace {
+
+constexpr int W = 1280, H = 720;
+
+// An App on an offscreen framebuffer, stepped like the window steps it (0.1 s a frame).
+struct Stage {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui;
+  std::unique_ptr<App> app;
+  render::Framebuffer fb{W, H};
+  double now = 0.0;
+
+  Stage(const char* id, bool ui) : imgui(ui ? ImGui::CreateContext() : nullptr) {
+    Options o;
+    app = std::make_unique<App>(find_assets(o), ui, true, 1.0f, find_chapter(id));
+    app->set_frame_ms(-1.0f);
+    fb.bind();
+    app->current().prepare(0.0f);  // its background run, ready (as a class would find it)
+  }
+  ~Stage() {
+    app.reset();
+    if (imgui) ImGui::DestroyContext(imgui);
+  }
+  std::vector<std::uint8_t> run(float seconds) {
+    for (float t = 0; t < seconds; t += 0.1f) {
+      now += 0.1;
+      app->frame(W, H, 0.1f, now);
+    }
+    return fb.read_rgba();
+  }
+};
+
+int differing_pixels(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  int n = 0;
+  for (std::size_t i = 0; i + 3 < a.size(); i += 4)
+    if (std::abs(a[i] - b[i]) + std::abs(a[i + 1] - b[i + 1]) + std::abs(a[i + 2] - b[i + 2]) > 24) ++n;
+  return n;
+}
+
+void keep(const std::string& name, const std::vector<std::uint8_t>& px) {
+  std::filesystem::create_directories(ONEGPU_TEST_OUT);
+  render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", W, H, px);
+}
+
+}  // namespace
+
+class ButtonChapter : public ::testing::TestWithParam<const char*> {};
+
+// The chapter stops at its button: long after, the picture is the same; pressing it plays
+// what it names, and the picture changes.
+TEST_P(ButtonChapter, WaitsForItsButtonAndThePictureChangesAfter) {
+  Stage s(GetParam(), false);
+  const float hold = s.app->current().waits_for_button_at();
+  ASSERT_GE(hold, 0.0f) << GetParam() << " should wait for its button";
+  auto waiting = s.run(s.app->current().duration() + 2.0f);
+  EXPECT_FLOAT_EQ(s.app->nav().time(), hold);
+  EXPECT_FALSE(s.app->animating(s.now));  // waiting is still: the window may sleep
+  auto still_waiting = s.run(3.0f);
+  EXPECT_EQ(differing_pixels(waiting, still_waiting), 0);
+  ASSERT_TRUE(s.app->button_on_screen());
+  ASSERT_TRUE(s.app->press_button());
+  EXPECT_FALSE(s.app->button_on_screen());  // pressed: it goes, it would do nothing more
+  auto after = s.run(s.app->current().duration() - hold + 1.0f);
+  keep(std::string("button_") + GetParam() + "_before", waiting);
+  keep(std::string("button_") + GetParam() + "_after", after);
+  EXPECT_GT(differing_pixels(waiting, after), 2000) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Classroom, ButtonChapter, ::testing::Values("second-gpu", "bigger", "split-experts"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n) if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Classroom, EnterPressesTheButtonAndReplayWaitsAgain) {
+  Stage s("second-gpu", false);
+  s.run(5.0f);
+  const float hold = s.app->current().waits_for_button_at();
+  s.app->nav().apply(Action::PressButton, s.now);
+  s.run(1.0f);
+  EXPECT_GT(s.app->nav().time(), hold);
+  s.app->nav().apply(Action::Replay, s.now);
+  s.run(s.app->current().duration() + 1.0f);
+  EXPECT_FLOAT_EQ(s.app->nav().time(), hold);
+}
+
+TEST(Classroom, TrainButtonGoesOnceTrainingStartsAndTheStatusEndsWithIt) {
+  Stage s("train", false);
+  s.run(1.0f);
+  StoryRun& run = StoryRun::get();
+  if (!run.training_started()) {
+    EXPECT_TRUE(s.app->button_on_screen());
+    EXPECT_TRUE(s.app->press_button());
+  }
+  EXPECT_FALSE(s.app->button_on_screen());
+  run.wait_for_training();
+  ASSERT_TRUE(run.training_done());
+  s.run(0.5f);
+  EXPECT_EQ(s.app->current().activity(), "");  // no "training: step 1000 of 1000" left behind
+  EXPECT_FALSE(s.app->button_on_screen());
+  // Chapter 28's "Keep training" is gone too once the run exists.
+  s.app->nav().go_to(find_chapter("again"));
+  s.run(0.2f);
+  EXPECT_FALSE(s.app->button_on_screen());
+}
+
+TEST(Classroom, CleanModeHidesEveryPanel) {
+  Stage s("gpu", true);
+  s.run(0.3f);
+  const PixelRect with_panels = s.app->scene_rect();
+  EXPECT_LT(with_panels.w, W);
+  EXPECT_LT(with_panels.h, H);
+  s.app->nav().apply(Action::ToggleClean, s.now);
+  auto clean = s.run(0.3f);
+  const PixelRect r = s.app->scene_rect();
+  EXPECT_EQ(r.x, 0);
+  EXPECT_EQ(r.y, 0);
+  EXPECT_EQ(r.w, W);
+  EXPECT_EQ(r.h, H);
+  keep("clean_gpu", clean);
+  // The status bar's row, bottom left, is the scene's background now, not a panel.
+  s.app->nav().apply(Action::ToggleClean, s.now);
+  auto panels = s.run(0.3f);
+  EXPECT_GT(differing_pixels(clean, panels), 10000);
+}
+
+TEST(Classroom, BlankIsBlackAndAnyKeyBringsThePictureBack) {
+  Stage s("field", false);
+  s.run(1.0f);
+  s.app->nav().apply(Action::Blank, s.now);
+  auto black = s.run(0.2f);
+  int lit = 0;
+  for (std::size_t i = 0; i + 3 < black.size(); i += 4) lit += black[i] + black[i + 1] + black[i + 2] > 0;
+  EXPECT_EQ(lit, 0);
+  s.app->nav().apply(Action::Next, s.now);
+  auto back = s.run(0.2f);
+  EXPECT_EQ(s.app->nav().index(), find_chapter("field"));  // the key only unblanked
+  EXPECT_GT(differing_pixels(black, back), 10000);
+}
+
+TEST(Classroom, ReducedMotionOpensChaptersFinished) {
+  Stage s("field", false);
+  s.app->nav().apply(Action::ToggleReducedMotion, s.now);
+  s.app->nav().apply(Action::Next, s.now);
+  s.run(0.1f);
+  EXPECT_GE(s.app->nav().time(), s.app->current().duration());  // the first frame is the end state
+  s.run(2.0f);  // past the toast that confirms the setting
+  EXPECT_FALSE(s.app->animating(s.now));
+}
