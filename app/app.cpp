@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 
+#include "app/live/trace_run.h"
+#include "render/framebuffer.h"
 #include "render/gl.h"
 #include "render/palette.h"
 
@@ -180,6 +183,48 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
     glViewport(0, 0, fb_w, fb_h);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+  after_frame(fb_w, fb_h, now);
+}
+
+void App::request_png(std::string path) {
+  if (path.empty()) path = nav_.lab_open() ? "onegpu-lab.png" : "onegpu-" + std::string(story()[nav_.index()].id) + ".png";
+  png_request_ = std::move(path);
+}
+
+std::string App::open_recorded(const std::string& path) {
+  try {
+    TraceRun t = load_trace_run(path);
+    nav_.set_lab(true);
+    show_recorded(t.run, t.events);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::string App::toast_now(double now) const {
+  std::string t = nav_.toast(now);
+  if (t.empty() && now < notice_until_) t = notice_;
+  return t;
+}
+
+void App::after_frame(int fb_w, int fb_h, double now) {
+  last_now_ = now;
+  if (std::string p = lab_->take_open_request(); !p.empty()) {
+    const std::string why = open_recorded(p);
+    lab_->set_message(why.empty() ? "replaying " + p + " (no training)" : why, !why.empty());
+  }
+  if (std::string p = lab_->take_png_request(); !p.empty()) png_request_ = p;
+  if (png_request_.empty()) return;
+  const std::string p = std::exchange(png_request_, std::string());
+  try {
+    render::write_png(p, fb_w, fb_h, render::read_pixels(fb_w, fb_h));
+    notice_ = "wrote " + p;
+  } catch (const std::exception& e) {
+    notice_ = std::string("PNG not written: ") + e.what();
+  }
+  notice_until_ = now + 4.0;
+  if (nav_.lab_open()) lab_->set_message(notice_, notice_.rfind("wrote", 0) != 0);
 }
 
 void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
@@ -199,7 +244,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
     const float status_h = std::round(28.0f * s);
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
     draw_status((float)fb_w, (float)fb_h, status_h);
-    std::string toast = nav_.toast(now);
+    std::string toast = toast_now(now);
     if (!toast.empty()) {
       ImGui::SetNextWindowPos({where.x + where.w * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
       ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
@@ -218,6 +263,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
     glViewport(0, 0, fb_w, fb_h);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+  after_frame(fb_w, fb_h, now);
 }
 
 void App::draw_status(float W, float H, float status_h) {
@@ -371,7 +417,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
   draw_status(W, H, status_h);
 
   // A short message (for example "Press Esc again to quit") over the scene.
-  std::string toast = nav_.toast(now);
+  std::string toast = toast_now(now);
   if (!toast.empty()) {
     ImGui::SetNextWindowPos({side_w + (W - side_w) * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
     ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);

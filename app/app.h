@@ -46,6 +46,11 @@ class App {
   render::Camera last_camera() const { return camera_; }
   void set_gl_description(std::string s) { gl_ = std::move(s); }
   void set_frame_ms(float ms) { frame_ms_ = ms; }
+  // A PNG of the next finished frame (Ctrl+S, the Lab's PNG button); "" picks a name from the
+  // chapter (onegpu-ID.png) or onegpu-lab.png.
+  void request_png(std::string path = {});
+  // Replays the trace at `path` in the Lab; "" when it opened, else the one-line reason.
+  std::string open_recorded(const std::string& path);
 
  private:
   void rebuild_fonts();
@@ -53,7 +58,9 @@ class App {
   void draw_status(float W, float H, float status_h);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
   void clear_frame(int fb_w, int fb_h);
-  void begin_ui(int fb_w, int fb_h, float dt);  // ImGui's new frame (fonts rebuilt if the scale changed)
+  void begin_ui(int fb_w, int fb_h, float dt);
+  void after_frame(int fb_w, int fb_h, double now);  // the requests a frame left (open a trace, PNG)
+  std::string toast_now(double now) const;  // ImGui's new frame (fonts rebuilt if the scale changed)
 
   render::Renderer renderer_;
   Assets assets_;
@@ -74,6 +81,10 @@ class App {
   bool recorded_ = false;
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
   std::unique_ptr<Lab> lab_;
+  std::string png_request_;
+  std::string notice_;      // a line after an export, shown as a toast for a few seconds
+  double notice_until_ = -1;
+  double last_now_ = 0;
 };
 
 }  // namespace onegpu::app

@@ -91,7 +91,10 @@ HeadlessImage render_headless_lab(const Options& o) {
     render::Framebuffer fb(o.width, o.height);
     fb.bind();
     app.set_frame_ms(-1.0f);
+    LabTab tab;
+    if (!o.tab.empty() && lab_tab_from(o.tab, tab)) app.lab().set_tab(tab);
     app.frame(o.width, o.height, 0.0f, 0.0);
+    if (o.scrub) app.lab().scrub_to(app.run_state(), *o.scrub);  // after a frame: the step is indexed
     app.frame(o.width, o.height, 0.0f, 100.0);
     keep_frame(app, fb, o, img);
     img.lab = app.lab().drawn();

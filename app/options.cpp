@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "app/lab/lab_tabs.h"
 #include "trainer/io/text.h"
 
 namespace onegpu::app {
@@ -51,7 +52,8 @@ Options parse_options(const std::vector<std::string>& args) {
     return args[++i];
   };
   std::string split;  // the split flags seen, as the Lab takes them
-  bool headless_given = false;  // --steps: steps to run headless; in the window, train's flag
+  bool headless_given = false;
+  bool opened = false;  // `lab --open FILE`: a recorded run, replayed with no training  // --steps: steps to run headless; in the window, train's flag
   for (const auto& a : args) {
     if (a == "--lab") o.lab = true;
     if (a == "--headless") headless_given = true;
@@ -60,6 +62,22 @@ Options parse_options(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--lab") continue;
     if (o.lab && a == "--play") o.lab_play = true;
+    else if (o.lab && a == "--open") {
+      o.view = value(i, a);
+      opened = true;
+    } else if (a == "--scrub") {
+      const float f = parse_float(value(i, a), "--scrub");
+      if (f < 0 || f > 1) throw OptionsError("--scrub is a share of the step, from 0 to 1");
+      o.scrub = f;
+    } else if (a == "--tab") {
+      o.tab = value(i, a);
+      LabTab t;
+      if (!lab_tab_from(o.tab, t)) {
+        std::string names;
+        for (const char* n : kLabTabNames) names += std::string(names.empty() ? "" : ", ") + n;
+        throw OptionsError("--tab must be one of " + names + ", not '" + trainer::text::printable(o.tab) + "'");
+      }
+    }
     else if (o.lab && a == "--steps" && headless_given) {
       o.lab_steps = parse_int(value(i, a), "--steps");
       if (o.lab_steps < 0 || o.lab_steps > 100000) throw OptionsError("--steps must be between 0 and 100000");
@@ -110,6 +128,13 @@ Options parse_options(const std::vector<std::string>& args) {
       throw OptionsError("unknown option '" + a + "' (see onegpu --help)");
     }
   }
+  if (opened) {
+    if (!o.lab_args.empty() || o.lab_steps || o.lab_ops || o.lab_play)
+      throw OptionsError("--open replays a recorded trace: give it without train flags, --steps or --ops");
+    o.lab = false;  // the Lab opens on the recording, not on a run of its own
+  }
+  if (!o.lab && o.view.empty() && (o.scrub || !o.tab.empty()))
+    throw OptionsError("--scrub and --tab are for the Lab (--lab or --open FILE.json)");
   if (!split.empty())
     throw OptionsError("chapters play recorded runs; to run this split live, try: onegpu lab" + split);
   if (!o.view.empty() && o.lab) throw OptionsError("--view opens a recorded trace: give it without train flags");
@@ -133,8 +158,10 @@ Usage:
   onegpu train ... --watch                                train in the Lab instead of the terminal
   onegpu --headless --lab [train flags] [--steps N | --ops K] --out FILE.png [--size WxH]
                                                           run N steps (or K ops by hand), render the Lab
-  onegpu view TRACE.json                                  open a trace from train --trace in the Lab
-  onegpu --headless --view TRACE.json --out FILE.png      render it
+  onegpu lab --open TRACE.json                            replay a trace (train --trace or the Lab's export)
+  onegpu --headless --lab --open TRACE.json --out FILE.png [--scrub F] [--tab NAME]
+                                                          render it, the cursor at F (0..1) of the step
+  onegpu view TRACE.json                                  the same as lab --open
   onegpu <command> ...                                    trainer commands (see below)
 
 Options:
@@ -152,7 +179,8 @@ Keys: Right/Space next · Left previous · Home/End first/last · R replay · Ta
       L the Lab · Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen · Esc twice or Ctrl+Q quit
 In the Lab: Space run/pause · . one op · M one microbatch · S one step · F fit the timeline
       (wheel zooms, drag pans, double-click fits, a click on the ruler sets the playhead)
-      L or Esc back to the story
+      P replay play/pause · [ ] the selected GPU's previous/next op · tabs: timeline, charts,
+      experts, traffic, ledger, compare · L or Esc back to the story
 )";
 }
 

@@ -35,7 +35,9 @@ struct Options {
   int lab_steps = 0;          // --headless --lab: whole steps to run before the picture
   int lab_ops = 0;            // --headless --lab: ops to run by hand before the picture
   bool lab_play = false;      // start training at once (train --watch)
-  std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`)
+  std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`, `onegpu lab --open FILE.json`)
+  std::optional<double> scrub;  // the Lab: the replay cursor at this fraction (0..1) of the shown step
+  std::string tab;            // the Lab: the bottom pane's tab (timeline, charts, experts, ...)
 };
 
 // Throws OptionsError with a one-line message on bad input.

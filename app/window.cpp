@@ -55,6 +55,7 @@ void handle_key(App& app, double now, const KeyPress& k) {
     if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) nav.apply(Action::ScaleUp, now);
     if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) nav.apply(Action::ScaleDown, now);
     if (pressed(GLFW_KEY_0) || pressed(GLFW_KEY_KP_0)) nav.apply(Action::ScaleReset, now);
+    if (pressed(GLFW_KEY_S)) app.request_png();  // a PNG of the next frame, Lab or chapter
     return;
   }
   if (nav.lab_open()) {
@@ -63,6 +64,9 @@ void handle_key(App& app, double now, const KeyPress& k) {
     if (pressed(GLFW_KEY_M)) app.lab().key('m');
     if (pressed(GLFW_KEY_S)) app.lab().key('s');
     if (pressed(GLFW_KEY_F)) app.lab().key('f');
+    if (pressed(GLFW_KEY_P)) app.lab().key('p');
+    if (pressed(GLFW_KEY_LEFT_BRACKET)) app.lab().key('[');
+    if (pressed(GLFW_KEY_RIGHT_BRACKET)) app.lab().key(']');
     if (pressed(GLFW_KEY_L) || pressed(GLFW_KEY_ESCAPE)) nav.set_lab(false);
     if (pressed(GLFW_KEY_TAB)) nav.apply(Action::ToggleSidebar, now);
     if (pressed(GLFW_KEY_F11)) nav.apply(Action::ToggleFullscreen, now);

@@ -10,6 +10,7 @@
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/corpus.h"
 #include "trainer/data/story_corpus.h"
+#include "trainer/train/heldout.h"
 #include "trainer/error.h"
 #include "trainer/model/config.h"
 #include "trainer/model/params.h"
@@ -40,6 +41,7 @@ struct JobRunner::Live {
   std::unique_ptr<trainer::Corpus> corpus;
   std::shared_ptr<trainer::BpeTokenizer> tok;
   std::unique_ptr<trainer::TokenDataset> data;
+  std::unique_ptr<trainer::TokenDataset> heldout;  // the Lab's held-out chart
   std::unique_ptr<trainer::ParallelTrainer> trainer;
   std::shared_ptr<LiveRun> info;
   std::int64_t step_wall_begin = 0;
@@ -342,6 +344,7 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
                                                                    : trainer::load_text_corpus(a.corpus));
     L.tok = std::make_shared<trainer::BpeTokenizer>(trainer::BpeTokenizer::train(L.corpus->train));
     L.data = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->train));
+    L.heldout = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->heldout));
     L.corpus_path = a.corpus;
   }
   trainer::ModelConfig mc = trainer::model_preset(a.model);
@@ -505,9 +508,27 @@ void JobRunner::finish_step(bool by_hand) {
     tr.bytes = t.rows;
     emit(tr);
   }
+  Event lr = base;
+  lr.kind = EventKind::Probe;
+  lr.detail = (std::uint8_t)trainer::ProbeKind::LearningRate;
+  lr.value = r.lr;
+  emit(lr);
   // A fingerprint of the weights, so "by hand" and "free" steps can be compared bit for bit
   // (skipped for big runs: gathering 512 shards costs more than the step).
-  if ((std::int64_t)L.info->world() * 4 * trainer::param_breakdown(L.info->model).total() < (std::int64_t)1 << 28) {
+  const bool small = (std::int64_t)L.info->world() * 4 * trainer::param_breakdown(L.info->model).total() < (std::int64_t)1 << 28;
+  // The held-out loss for the charts: on a few windows, every tenth step, small runs only.
+  if (small && L.heldout && !L.heldout->tokens.empty() && r.step % 10 == 0) {
+    try {
+      Event h = base;
+      h.kind = EventKind::Probe;
+      h.detail = (std::uint8_t)trainer::ProbeKind::HeldOutLoss;
+      h.value = trainer::heldout_loss(L.trainer->model_config(), L.trainer->master_weights(), *L.heldout, 16);
+      emit(h);
+    } catch (const trainer::Error&) {
+      // Too little held-out text for one window: the chart goes without.
+    }
+  }
+  if (small) {
     std::uint64_t h = 1469598103934665603ull;
     for (float w : L.trainer->master_weights()) {
       std::uint32_t u;
