@@ -41,6 +41,8 @@ int step_chart(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* title, const std:
                const std::vector<Series>& series, const LabFonts& fonts, float s) {
   const float fs = fonts.small->FontSize;
   dl->AddRect(a, b, col(render::palette::text_faint, 0.4f), 3.0f * s);
+  dl->PushClipRect(a, b, true);  // a long legend is cut at the frame, not drawn over the next chart
+  struct Pop { ImDrawList* d; ~Pop() { d->PopClipRect(); } } pop{dl};
   const ImVec2 pa{a.x + 6 * s, a.y + fs * 1.3f}, pb{b.x - 6 * s, b.y - 4 * s};
   double lo = DBL_MAX, hi = -DBL_MAX;
   for (const StepLine& l : h)
@@ -138,8 +140,9 @@ void Lab::charts(const RunState& rs, float s, const LabFonts& fonts) {
   const int world = run->world();
   sel_rank_ = std::clamp(sel_rank_, 0, std::max(0, world - 1));
   char title[96];
-  std::snprintf(title, sizeof title, "GPU %d's memory over step %d (a click on a timeline lane picks the GPU)", sel_rank_ + 1,
-                rec ? rec->step + 1 : 0);
+  std::snprintf(title, sizeof title, "GPU %d · memory across step %d", sel_rank_ + 1, rec ? rec->step + 1 : 0);
+  dl->PushClipRect(a, b, true);
+  struct Pop { ImDrawList* d; ~Pop() { d->PopClipRect(); } } pop{dl};
   dl->AddText(fonts.small, fs, {a.x + 6 * s, a.y + 2 * s}, col(text_dim), title);
   const std::vector<RankMemory>& mem = rec && (int)rec->memory.size() > sel_rank_ ? rec->memory : rs.resident();
   if (!rec || (int)mem.size() <= sel_rank_) {
@@ -167,12 +170,12 @@ void Lab::charts(const RunState& rs, float s, const LabFonts& fonts) {
   double base = 0;
   for (const Band& bd : fixed) base += bd.bytes;
   const double top = std::max(1.0, base + act_peak) * 1.05;
-  const ImVec2 pa{a.x + 6 * s, a.y + fs * 2.6f}, pb{b.x - 6 * s, b.y - fs * 1.4f};
+  const ImVec2 pa{a.x + 6 * s, a.y + fs * 3.8f}, pb{b.x - 6 * s, b.y - fs * 1.4f};
   const double end = std::max(1e-12, step_end());
   auto X = [&](double t) { return pa.x + (float)(t / end) * (pb.x - pa.x); };
   auto Y = [&](double v) { return pb.y - (float)(v / top) * (pb.y - pa.y); };
   double y0 = 0;
-  float lx = a.x + 6 * s;
+  float lx = a.x + 6 * s, ly = a.y + fs * 1.25f;
   for (const Band& bd : fixed) {
     if (bd.bytes <= 0) continue;
     dl->AddRectFilled({pa.x, Y(y0 + bd.bytes)}, {pb.x, Y(y0)}, col(bd.colour, 0.85f));
@@ -180,8 +183,10 @@ void Lab::charts(const RunState& rs, float s, const LabFonts& fonts) {
     ++drawn_.memory_bands;
     char t[64];
     std::snprintf(t, sizeof t, "%s %.1f MB", bd.name, bd.bytes / 1e6);
-    dl->AddText(fonts.small, fs, {lx, a.y + fs * 1.25f}, col(bd.colour), t);
-    lx += fonts.small->CalcTextSizeA(fs, FLT_MAX, 0, t).x + 8 * s;
+    const float tw = fonts.small->CalcTextSizeA(fs, FLT_MAX, 0, t).x;
+    if (lx + tw > b.x - 6 * s) lx = a.x + 6 * s, ly += fs * 1.1f;
+    dl->AddText(fonts.small, fs, {lx, ly}, col(bd.colour), t);
+    lx += tw + 8 * s;
   }
   for (std::size_t i = 0; i < act.size(); ++i) {
     const double t0 = act[i].first, t1 = i + 1 < act.size() ? act[i + 1].first : end;
@@ -191,7 +196,8 @@ void Lab::charts(const RunState& rs, float s, const LabFonts& fonts) {
     ++drawn_.memory_bands;
     char t[64];
     std::snprintf(t, sizeof t, "activations up to %.1f MB", act_peak / 1e6);
-    dl->AddText(fonts.small, fs, {lx, a.y + fs * 1.25f}, col(forward), t);
+    if (lx + fonts.small->CalcTextSizeA(fs, FLT_MAX, 0, t).x > b.x - 6 * s) lx = a.x + 6 * s, ly += fs * 1.1f;
+    dl->AddText(fonts.small, fs, {lx, ly}, col(forward), t);
   }
   char scale_note[64];
   std::snprintf(scale_note, sizeof scale_note, "0 … %.1f MB  ·  the step's %s clock →", top / 1e6, wall_clock_ ? "wall" : "virtual");

@@ -147,10 +147,11 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
     m[(std::size_t)(t.from * W + t.to)] += t.rows;
     crossed += t.rows;
   }
-  ImGui::SameLine();
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
   ImGui::TextDisabled("token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
                       "(combine sends each one back; the backward pass does both again)",
                       (long long)crossed);
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
   drawn_.traffic = m;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();

@@ -517,7 +517,7 @@ void JobRunner::finish_step(bool by_hand) {
   // (skipped for big runs: gathering 512 shards costs more than the step).
   const bool small = (std::int64_t)L.info->world() * 4 * trainer::param_breakdown(L.info->model).total() < (std::int64_t)1 << 28;
   // The held-out loss for the charts: on a few windows, every tenth step, small runs only.
-  if (small && L.heldout && !L.heldout->tokens.empty() && r.step % 10 == 0) {
+  if (small && L.heldout && !L.heldout->tokens.empty() && (r.step % 10 == 0 || r.step == 1)) {
     try {
       Event h = base;
       h.kind = EventKind::Probe;
