@@ -131,6 +131,12 @@ void App::begin_ui(int fb_w, int fb_h, float dt) {
 }
 
 void App::drain_events() {
+  // A branch run once (compare tab): its events are all there when it is published.
+  if (auto b = JobRunner::shared().branched(); b && b != branch_seen_) {
+    branch_seen_ = b;
+    branch_state_.attach(b->run);
+    for (const trainer::Event& e : b->events) branch_state_.consume(e);
+  }
   auto live = JobRunner::shared().live();
   const std::uint64_t gen = live ? live->generation : 0;
   if (recorded_ && gen == recorded_over_) return;  // a recorded run stays until a live one starts
@@ -242,6 +248,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   if (with_ui_) {
     begin_ui(fb_w, fb_h, dt);
     const float status_h = std::round(28.0f * s);
+    lab_->set_branch(&branch_state_, branch_seen_.get());
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
     draw_status((float)fb_w, (float)fb_h, status_h);
     std::string toast = toast_now(now);

@@ -35,6 +35,7 @@ class App {
   Navigator& nav() { return nav_; }
   Lab& lab() { return *lab_; }
   RunState& run_state() { return run_state_; }
+  const RunState& branch_state() const { return branch_state_; }
   // Drains the live run's event rings into the run state (App::frame does it once a frame).
   void drain_events();
   // Shows a recorded run (a trace read back) in the Lab until a live run is applied.
@@ -77,6 +78,8 @@ class App {
   std::string gl_;
   float frame_ms_ = 0.0f;
   RunState run_state_;
+  RunState branch_state_;  // the Lab's compare tab: the last branch of a step under another split
+  std::shared_ptr<const BranchRun> branch_seen_;
   std::uint64_t recorded_over_ = 0;  // showing a recorded run while the live one is this generation
   bool recorded_ = false;
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened

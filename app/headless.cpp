@@ -88,6 +88,17 @@ HeadlessImage render_headless_lab(const Options& o) {
     for (int i = 0; i < o.lab_steps; ++i) jr.step_whole();
     jr.wait_idle(pump);
     if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+    if (!o.compare.empty()) {
+      // The other split: the run's own flags, then the compare flags over them.
+      std::vector<std::string> flags = o.lab_args;
+      flags.insert(flags.end(), o.compare.begin(), o.compare.end());
+      if (jr.status().steps_done < 1) throw trainer::Error("--compare branches a finished step: give --steps 1 or more");
+      jr.branch(lab_train_args(flags), jr.status().steps_done - 1);
+      jr.wait_idle(pump);
+      if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+      pump();
+      if (o.tab.empty()) app.lab().set_tab(LabTab::Compare);
+    }
     render::Framebuffer fb(o.width, o.height);
     fb.bind();
     app.set_frame_ms(-1.0f);

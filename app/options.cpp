@@ -69,6 +69,18 @@ Options parse_options(const std::vector<std::string>& args) {
       const float f = parse_float(value(i, a), "--scrub");
       if (f < 0 || f > 1) throw OptionsError("--scrub is a share of the step, from 0 to 1");
       o.scrub = f;
+    } else if (o.lab && a == "--compare") {
+      // "--schedule gpipe --ep 1": the split flags of the other run, as one argument.
+      const std::string& v = value(i, a);
+      std::size_t p = 0;
+      while (p < v.size()) {
+        const std::size_t q = v.find(' ', p);
+        const std::string w = v.substr(p, q == std::string::npos ? std::string::npos : q - p);
+        if (!w.empty()) o.compare.push_back(w);
+        if (q == std::string::npos) break;
+        p = q + 1;
+      }
+      if (o.compare.empty()) throw OptionsError("--compare needs split flags, for example --compare '--schedule gpipe'");
     } else if (a == "--tab") {
       o.tab = value(i, a);
       LabTab t;
@@ -161,6 +173,8 @@ Usage:
   onegpu lab --open TRACE.json                            replay a trace (train --trace or the Lab's export)
   onegpu --headless --lab --open TRACE.json --out FILE.png [--scrub F] [--tab NAME]
                                                           render it, the cursor at F (0..1) of the step
+  onegpu --headless --lab [train flags] --steps N --compare 'SPLIT FLAGS' --out FILE.png
+                                                          branch the last step under another split
   onegpu view TRACE.json                                  the same as lab --open
   onegpu <command> ...                                    trainer commands (see below)
 

@@ -38,6 +38,7 @@ struct Options {
   std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`, `onegpu lab --open FILE.json`)
   std::optional<double> scrub;  // the Lab: the replay cursor at this fraction (0..1) of the shown step
   std::string tab;            // the Lab: the bottom pane's tab (timeline, charts, experts, ...)
+  std::vector<std::string> compare;  // headless Lab: branch the last step under these split flags
 };
 
 // Throws OptionsError with a one-line message on bad input.

@@ -69,6 +69,10 @@ struct LabDrawn {
   std::vector<std::int64_t> heat;     // experts tab: tokens per [layer * experts + expert]
   std::vector<std::int64_t> traffic;  // traffic tab: rows sent [from * world + to]
   std::vector<double> ledger_measured, ledger_predicted;  // ledger tab: bytes per Transfer
+  bool compared = false;              // compare tab: both steps drawn
+  double compare_loss[2] = {0, 0}, compare_bubble[2] = {0, 0}, compare_end[2] = {0, 0};
+  int compare_lanes[2] = {0, 0};
+  float compare_x1[2] = {0, 0};       // where each timeline's step ends, window pixels (one scale)
   int chart_points = 0;               // charts tab: points drawn over the steps
   int memory_bands = 0;               // charts tab: memory categories drawn for the selected GPU
 };
@@ -97,6 +101,9 @@ class Lab {
   const ReplayCursor& cursor() const { return replay_; }
   void select_rank(int r) { sel_rank_ = r; }
   void set_tab(LabTab t) { tab_ = t, tab_pending_ = true; }
+  // Compare (lab_compare.cpp): the run state of the last branch, and what it branched from.
+  void set_branch(const RunState* rs, const BranchRun* b) { branch_rs_ = rs, branch_ = b; }
+  cli::TrainArgs& compare_args() { return compare_; }
 
   // Files (lab_files.cpp): what the panel asked the app to do after this frame ("" if nothing),
   // and a line for the panel (error: shown in pink).
@@ -154,6 +161,10 @@ class Lab {
   bool tab_pending_ = false;
   char replay_key_ = 0;
   int traffic_layer_ = -1;
+  const RunState* branch_rs_ = nullptr;
+  const BranchRun* branch_ = nullptr;
+  cli::TrainArgs compare_;     // the other split, as the compare tab's fields hold it
+  bool compare_init_ = false;  // compare_ was filled from the live run once
   char open_path_[512] = "";
   char export_base_[256] = "onegpu-lab";
   std::string open_request_, png_request_, message_;

@@ -23,22 +23,6 @@ using trainer::EventKind;
 
 ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 
-glm::vec4 kind_colour(EventKind k) {
-  using namespace render::palette;
-  switch (k) {
-    case EventKind::Forward: return forward;
-    case EventKind::Backward: return backward;
-    case EventKind::WeightGradient: return render::mix(backward, text, 0.45f);
-    case EventKind::Send:
-    case EventKind::Recv: return render::rgb(0x6f8fb8);
-    case EventKind::AllToAll: return render::rgb(0x4fc1b0);
-    case EventKind::AllReduce: return weights;
-    case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
-    case EventKind::Update: return optimizer;
-    default: return text_faint;
-  }
-}
-
 bool is_compute(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::WeightGradient || k == EventKind::Update;
 }
@@ -70,6 +54,22 @@ void legend(ImDrawList* dl, float s) {
 }
 
 }  // namespace
+
+glm::vec4 kind_colour(EventKind k) {
+  using namespace render::palette;
+  switch (k) {
+    case EventKind::Forward: return forward;
+    case EventKind::Backward: return backward;
+    case EventKind::WeightGradient: return render::mix(backward, text, 0.45f);
+    case EventKind::Send:
+    case EventKind::Recv: return render::rgb(0x6f8fb8);
+    case EventKind::AllToAll: return render::rgb(0x4fc1b0);
+    case EventKind::AllReduce: return weights;
+    case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
+    case EventKind::Update: return optimizer;
+    default: return text_faint;
+  }
+}
 
 void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   const LiveRun* run = rs.run();

@@ -183,3 +183,44 @@ TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
 
 }  // namespace
 }  // namespace onegpu::app
+
+namespace onegpu::app {
+namespace {
+
+// "What does 1F1B buy over GPipe here": the same step branched under GPipe computes the same
+// loss bit for bit (same weights, same batch), on a different timeline: GPipe runs every
+// forward before any backward, so its first stage holds more activations at its peak.
+TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
+  ViewsApp t;
+  const std::vector<std::string> flags{"--pp", "2", "--microbatches", "4", "--schedule", "1f1b", "--batch", "8", "--seq", "16"};
+  t.run(flags, 2);
+  JobRunner& jr = JobRunner::shared();
+  std::vector<std::string> other = flags;
+  other.insert(other.end(), {"--schedule", "gpipe"});
+  jr.branch(lab_train_args(other), 1);
+  t.settle();
+  ASSERT_TRUE(jr.status().error.empty()) << jr.status().error;
+  t.app->drain_events();
+  t.app->lab().set_tab(LabTab::Compare);
+  t.frame();
+  const auto px = t.frame("lab_compare_gpipe_1f1b");
+  const LabDrawn& d = t.app->lab().drawn();
+  ASSERT_TRUE(d.compared);
+  EXPECT_EQ(d.compare_loss[0], d.compare_loss[1]) << "same weights, same batch: the same loss bit for bit";
+  EXPECT_NE(d.compare_bubble[0], d.compare_bubble[1]) << "two schedules, two timelines";
+  EXPECT_EQ(d.compare_lanes[0], 2);
+  EXPECT_EQ(d.compare_lanes[1], 2);
+  // One time scale: the longer step reaches further right.
+  EXPECT_EQ(d.compare_end[0] < d.compare_end[1], d.compare_x1[0] < d.compare_x1[1]);
+  const RunStep* a = t.app->run_state().find(1);
+  const RunStep* b = t.app->branch_state().find(1);
+  ASSERT_TRUE(a && b);
+  ASSERT_FALSE(a->memory.empty());
+  ASSERT_FALSE(b->memory.empty());
+  EXPECT_LT(a->memory[0].peak[3], b->memory[0].peak[3]) << "1F1B's first stage holds fewer microbatches' activations";
+  EXPECT_GT(count(px, 360, 480, 1290, 880, fills::amber), 2000) << "both timelines' forwards";
+  EXPECT_GT(count(px, 360, 480, 1290, 880, fills::pink), 2000) << "and backwards";
+}
+
+}  // namespace
+}  // namespace onegpu::app
