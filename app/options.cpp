@@ -109,6 +109,14 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "--chapter") o.chapter = value(i, a);
     else if (a == "--view") o.view = value(i, a);
     else if (a == "--out") o.out = value(i, a);
+    else if (a == "--video") o.video = value(i, a);
+    else if (a == "--fps") {
+      o.fps = parse_int(value(i, a), "--fps");
+      if (o.fps < 1 || o.fps > 120) throw OptionsError("--fps must be between 1 and 120");
+    } else if (a == "--seconds") {
+      o.seconds = parse_float(value(i, a), "--seconds");
+      if (o.seconds <= 0 || o.seconds > 3600) throw OptionsError("--seconds must be more than 0 and at most 3600");
+    }
     else if (a == "--no-ui") o.no_ui = true;
     else if (a == "--fullscreen") o.fullscreen = true;
     else if (a == "--shaders") o.shader_dir = value(i, a);
@@ -153,7 +161,10 @@ Options parse_options(const std::vector<std::string>& args) {
   if (!o.view.empty() && !o.chapter.empty()) throw OptionsError("--view and --chapter do not go together");
   if (!o.lab && (o.lab_steps || o.lab_ops)) throw OptionsError("--steps and --ops are for --lab");
   if (o.lab_steps > 0 && o.lab_ops > 0) throw OptionsError("give --steps or --ops, not both");
-  if (o.headless && o.out.empty()) throw OptionsError("--headless needs --out FILE.png");
+  if (o.headless && o.out.empty() && o.video.empty()) throw OptionsError("--headless needs --out FILE.png (or --video FILE.mp4)");
+  if (!o.out.empty() && !o.video.empty()) throw OptionsError("give --out FILE.png or --video FILE.mp4, not both");
+  if (!o.video.empty() && !o.headless) throw OptionsError("--video renders without a window: add --headless");
+  if (o.chapter == "all" && o.video.empty()) throw OptionsError("--chapter all is for --video (the whole story as one video)");
   if (!o.headless && !o.out.empty()) throw OptionsError("--out is for --headless renders; in the window use --screenshot");
   return o;
 }
@@ -166,6 +177,10 @@ Usage:
   onegpu --list-chapters                                  list chapter ids in story order
   onegpu --headless --chapter ID --out FILE.png [--size WxH] [--at SECONDS|end] [--no-ui]
                                                           render one frame without a window
+  onegpu --headless --chapter ID|all --video OUT.mp4 [--fps 30] [--size WxH] [--seconds S]
+                                                          a video of a chapter (all: the story), via ffmpeg
+  onegpu --headless --lab (--open TRACE.json | [train flags] --steps N) --video OUT.mp4
+                                                          a video of the Lab replaying the step
   onegpu lab [train flags]                                the Lab: a live run you split, step and watch
   onegpu train ... --watch                                train in the Lab instead of the terminal
   onegpu --headless --lab [train flags] [--steps N | --ops K] --out FILE.png [--size WxH]
