@@ -190,9 +190,9 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   auto block = [&](int i, const char* who, const cli::TrainArgs& args, const RunStep& st, const trainer::Plan& plan,
                    const Figures& f, float y, float h) {
     char line[320];
-    std::snprintf(line, sizeof line, "%s  %s  ·  step %.2f ms  ·  bubble %.1f%% (textbook %.1f%%)  ·  memory per GPU %s–%s  ·  sent %s",
-                  who, split_name(args).c_str(), f.end * 1e3, 100 * f.bubble, 100 * f.textbook, mb(f.mem_min).c_str(),
-                  mb(f.mem_max).c_str(), mb(f.sent).c_str());
+    std::snprintf(line, sizeof line, "%s  %s  ·  step %.2f ms  ·  bubble %.1f%% (textbook %.1f%%)  ·  memory per GPU %.2f–%s  ·  sent %s",
+                  who, split_name(args).c_str(), f.end * 1e3, 100 * f.bubble, 100 * f.textbook,
+                  f.mem_max >= 1e9 ? f.mem_min / 1e9 : f.mem_min / 1e6, mb(f.mem_max).c_str(), mb(f.sent).c_str());
     dl->AddText(fonts.small, fs, {p.x, y}, col(i == 0 ? render::palette::text : render::palette::lit), line);
     drawn_.compare_x1[i] = lanes(dl, {p.x, y + head}, avail.x - 6 * s, h, st, plan, scale_end, fonts, s);
     drawn_.compare_loss[i] = st.loss;
@@ -200,8 +200,8 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
     drawn_.compare_end[i] = f.end;
     drawn_.compare_lanes[i] = plan.world() > 64 ? plan.config.pp : plan.world();
   };
-  block(0, "this run ", run->args, *a, pa, fa, p.y, ha);
-  block(1, "branch   ", other_run.args, *b, pb, fb, p.y + head + ha + gap, hb);
+  block(0, "this run", run->args, *a, pa, fa, p.y, ha);
+  block(1, "branch", other_run.args, *b, pb, fb, p.y + head + ha + gap, hb);
   drawn_.compared = true;
   ImGui::Dummy(avail);
 }
