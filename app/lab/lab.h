@@ -99,6 +99,8 @@ class Lab {
   // Replay: put the cursor at `fraction` (0..1) of the shown step (headless --scrub, tests).
   void scrub_to(const RunState& rs, double fraction);
   const ReplayCursor& cursor() const { return replay_; }
+  // True while a replay plays: a window that draws only on demand must keep drawing.
+  bool animating() const { return replay_.playing; }
   void select_rank(int r) { sel_rank_ = r; }
   void set_tab(LabTab t) { tab_ = t, tab_pending_ = true; }
   // Compare (lab_compare.cpp): the run state of the last branch, and what it branched from.

@@ -19,7 +19,8 @@ void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts) {
   const double end = step_end();
   const int world = rs.run()->world();
   sel_rank_ = std::clamp(sel_rank_, 0, std::max(0, world - 1));
-  const auto& lane = index_.by_rank.empty() ? std::vector<std::uint32_t>{} : index_.by_rank[(std::size_t)sel_rank_];
+  static const std::vector<std::uint32_t> kNone;
+  const std::vector<std::uint32_t>& lane = (std::size_t)sel_rank_ < index_.by_rank.size() ? index_.by_rank[(std::size_t)sel_rank_] : kNone;
   auto jump = [&](int dir) {
     replay_.pause();
     replay_.seek(op_jump(*rec, lane, replay_.live() ? (dir > 0 ? -1.0 : end) : replay_.t, wall_clock_, dir));
