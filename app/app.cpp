@@ -296,7 +296,7 @@ void App::draw_status(float W, float H, float status_h) {
     else
       std::snprintf(events, sizeof events, "  ·  events: none lost (ring %.0f%%)", 100.0 * run_state_.ring_fill());
   }
-  const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  F fit  ·  L or Esc back to the story"
+  const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  P replay  ·  [ ] op  ·  F fit  ·  Ctrl+S PNG  ·  L or Esc back"
                                      : "← → chapters  ·  R replay  ·  L lab  ·  Tab list  ·  Ctrl +/− size  ·  F11 full screen";
   char status[640];
   std::snprintf(status, sizeof status, "%s  ·  %s%s  ·  %s  ·  %s", frame, activity.c_str(), events, gl_.c_str(), keys);

@@ -53,8 +53,11 @@ double Lab::playhead(const RunState& rs) const {
 }
 
 void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
+  // Slim tabs: in a small window with large text the timeline's lanes need the height more.
   ImGui::PushFont(fonts.small);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 2.0f * s});
   const bool bar = ImGui::BeginTabBar("##lab_tabs");
+  ImGui::PopStyleVar();
   ImGui::PopFont();
   if (!bar) return;
   static const char* titles[] = {"Timeline", "Charts", "Experts", "Traffic", "Ledger", "Compare"};
@@ -62,7 +65,9 @@ void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
   for (std::size_t i = 0; i < std::size(titles); ++i) {
     const LabTab t = (LabTab)i;
     ImGui::PushFont(fonts.small);
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 2.0f * s});
     const bool open = ImGui::BeginTabItem(titles[i], nullptr, tab_pending_ && t == tab_ ? ImGuiTabItemFlags_SetSelected : 0);
+    ImGui::PopStyleVar();
     ImGui::PopFont();
     if (!open) continue;
     if (!tab_pending_) tab_ = t;

@@ -144,7 +144,7 @@ class Lab {
   void ledger(const RunState& rs, float scale, const LabFonts& fonts);
   void compare(const RunState& rs, float scale, const LabFonts& fonts);
   // lab_scrubber.cpp: the replay row under the timeline
-  void scrubber(const RunState& rs, float scale, const LabFonts& fonts);
+  void scrubber(const RunState& rs, float scale, const LabFonts& fonts, bool row);
   double step_end() const { return wall_clock_ ? index_.end_wall : index_.end_virtual; }
 
   JobRunner& runner_;

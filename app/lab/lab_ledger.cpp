@@ -2,6 +2,8 @@
 // inside a node and between nodes, beside the textbook formula's figure (app/live/comm_ledger.h).
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 #include <imgui.h>
 
@@ -78,6 +80,26 @@ void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
     }
     ImGui::EndTable();
   }
+  // Each point-to-point link of the step: sender → receiver, what it carried, how often.
+  ImGui::PushFont(fonts.small);
+  std::map<std::tuple<int, int, int>, std::pair<int, double>> links;  // (from, to, gradient?) -> (sends, bytes)
+  for (const OpSpan& o : rec->ops) {
+    if (o.kind != trainer::EventKind::Send || o.id >= plan.ops.size()) continue;
+    const trainer::Op& op = plan.op(o.id);
+    auto& l = links[{op.rank, op.peer, op.payload == trainer::Payload::Gradient ? 1 : 0}];
+    ++l.first;
+    l.second += (double)o.bytes;
+  }
+  if (!links.empty() && ImGui::TreeNode("##p2p", "point-to-point transfers: %zu links", links.size())) {
+    for (const auto& [k, v] : links) {
+      const auto [from, to, grad] = k;
+      ImGui::TextDisabled("GPU %d → GPU %d  ·  %s  ·  %d send%s  ·  %s%s", from + 1, to + 1, grad ? "gradients" : "activations",
+                          v.first, v.first == 1 ? "" : "s", bytes(v.second).c_str(),
+                          from / per_node != to / per_node ? "  ·  between nodes" : "");
+    }
+    ImGui::TreePop();
+  }
+  ImGui::PopFont();
   ImGui::PushFont(fonts.small);
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
   ImGui::TextDisabled(

@@ -13,7 +13,7 @@
 
 namespace onegpu::app {
 
-void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts) {
+void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts, bool row) {
   const RunStep* rec = shown(rs);
   if (!rec || !rs.run()) return;
   const double end = step_end();
@@ -33,6 +33,7 @@ void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts) {
     default: break;
   }
 
+  if (!row) return;  // no room for the row: the keys alone
   ImGui::PushFont(fonts.small);
   ImGui::AlignTextToFramePadding();
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "REPLAY");

@@ -113,9 +113,11 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
 
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImVec2 avail = ImGui::GetContentRegionAvail();
-  // The replay row (lab_scrubber.cpp) sits under the lanes.
+  // The replay row (lab_scrubber.cpp) sits under the lanes, where they leave room for it (in a
+  // small window with large text the lanes come first; the keys P, [ and ] still work).
   const float scrub_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-  avail.y -= scrub_h;
+  const bool replay_row = avail.y - scrub_h >= 40;
+  if (replay_row) avail.y -= scrub_h;
   if (avail.x < 50 || avail.y < 40) return;
   const float label_w = 70.0f * s, ruler_h = 18.0f * s;
   const float x0 = p0.x + label_w, x1 = p0.x + avail.x - 4.0f * s;
@@ -385,7 +387,7 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   }
   drawn_.rects = rects;
   ImGui::SetCursorScreenPos({p0.x, p0.y + avail.y + ImGui::GetStyle().ItemSpacing.y});
-  scrubber(rs, s, fonts);
+  scrubber(rs, s, fonts, replay_row);
 }
 
 }  // namespace onegpu::app
