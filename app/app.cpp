@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 
+#include "app/live/trace_run.h"
+#include "render/framebuffer.h"
 #include "render/gl.h"
 #include "render/palette.h"
 #include "app/ui/key_commands.h"
@@ -130,6 +133,12 @@ void App::begin_ui(int fb_w, int fb_h, float dt) {
 }
 
 void App::drain_events() {
+  // A branch run once (compare tab): its events are all there when it is published.
+  if (auto b = JobRunner::shared().branched(); b && b != branch_seen_) {
+    branch_seen_ = b;
+    branch_state_.attach(b->run);
+    for (const trainer::Event& e : b->events) branch_state_.consume(e);
+  }
   auto live = JobRunner::shared().live();
   const std::uint64_t gen = live ? live->generation : 0;
   if (recorded_ && gen == recorded_over_) return;  // a recorded run stays until a live one starts
@@ -229,6 +238,48 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
     glViewport(0, 0, fb_w, fb_h);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+  after_frame(fb_w, fb_h, now);
+}
+
+void App::request_png(std::string path) {
+  if (path.empty()) path = nav_.lab_open() ? "onegpu-lab.png" : "onegpu-" + std::string(story()[nav_.index()].id) + ".png";
+  png_request_ = std::move(path);
+}
+
+std::string App::open_recorded(const std::string& path) {
+  try {
+    TraceRun t = load_trace_run(path);
+    nav_.set_lab(true);
+    show_recorded(t.run, t.events);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::string App::toast_now(double now) const {
+  std::string t = nav_.toast(now);
+  if (t.empty() && now < notice_until_) t = notice_;
+  return t;
+}
+
+void App::after_frame(int fb_w, int fb_h, double now) {
+  last_now_ = now;
+  if (std::string p = lab_->take_open_request(); !p.empty()) {
+    const std::string why = open_recorded(p);
+    lab_->set_message(why.empty() ? "replaying " + p + " (no training)" : why, !why.empty());
+  }
+  if (std::string p = lab_->take_png_request(); !p.empty()) png_request_ = p;
+  if (png_request_.empty()) return;
+  const std::string p = std::exchange(png_request_, std::string());
+  try {
+    render::write_png(p, fb_w, fb_h, render::read_pixels(fb_w, fb_h));
+    notice_ = "wrote " + p;
+  } catch (const std::exception& e) {
+    notice_ = std::string("PNG not written: ") + e.what();
+  }
+  notice_until_ = now + 4.0;
+  if (nav_.lab_open()) lab_->set_message(notice_, notice_.rfind("wrote", 0) != 0);
 }
 
 void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
@@ -246,10 +297,11 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   if (with_ui_) {
     begin_ui(fb_w, fb_h, dt);
     const float status_h = std::round(28.0f * s);
+    lab_->set_branch(&branch_state_, branch_seen_.get());
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
     draw_status((float)fb_w, (float)fb_h, status_h);
     if (nav_.help_open()) draw_help();
-    std::string toast = nav_.toast(now);
+    std::string toast = toast_now(now);
     if (!toast.empty()) {
       ImGui::SetNextWindowPos({where.x + where.w * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
       ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
@@ -268,6 +320,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
     glViewport(0, 0, fb_w, fb_h);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+  after_frame(fb_w, fb_h, now);
 }
 
 void App::draw_status(float W, float H, float status_h) {
@@ -293,7 +346,7 @@ void App::draw_status(float W, float H, float status_h) {
     else
       std::snprintf(events, sizeof events, "  ·  events: none lost (ring %.0f%%)", 100.0 * run_state_.ring_fill());
   }
-  const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  F fit  ·  L or Esc back to the story"
+  const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  P replay  ·  [ ] op  ·  F fit  ·  Ctrl+S PNG  ·  L or Esc back"
                                      : "← → chapters  ·  Enter button  ·  R replay  ·  B blank  ·  H hide panels  ·  F1 all keys";
   char status[640];
   std::snprintf(status, sizeof status, "%s  ·  %s%s  ·  %s  ·  %s", frame, activity.c_str(), events, gl_.c_str(), keys);
@@ -305,7 +358,7 @@ void App::draw_status(float W, float H, float status_h) {
 
 // A short message (for example "Press Esc again to quit") over the scene.
 void App::draw_toast(float center_x, double now) {
-  std::string toast = nav_.toast(now);
+  std::string toast = toast_now(now);
   if (toast.empty()) return;
   ImGui::SetNextWindowPos({center_x, 24.0f * nav_.ui_scale()}, 0, {0.5f, 0.0f});
   ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);

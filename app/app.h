@@ -47,6 +47,7 @@ class App {
   bool busy();
   Lab& lab() { return *lab_; }
   RunState& run_state() { return run_state_; }
+  const RunState& branch_state() const { return branch_state_; }
   // Drains the live run's event rings into the run state (App::frame does it once a frame).
   void drain_events();
   // Shows a recorded run (a trace read back) in the Lab until a live run is applied.
@@ -58,6 +59,11 @@ class App {
   render::Camera last_camera() const { return camera_; }
   void set_gl_description(std::string s) { gl_ = std::move(s); }
   void set_frame_ms(float ms) { frame_ms_ = ms; }
+  // A PNG of the next finished frame (Ctrl+S, the Lab's PNG button); "" picks a name from the
+  // chapter (onegpu-ID.png) or onegpu-lab.png.
+  void request_png(std::string path = {});
+  // Replays the trace at `path` in the Lab; "" when it opened, else the one-line reason.
+  std::string open_recorded(const std::string& path);
 
  private:
   void rebuild_fonts();
@@ -67,7 +73,9 @@ class App {
   void draw_toast(float center_x, double now);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
   void clear_frame(int fb_w, int fb_h);
-  void begin_ui(int fb_w, int fb_h, float dt);  // ImGui's new frame (fonts rebuilt if the scale changed)
+  void begin_ui(int fb_w, int fb_h, float dt);
+  void after_frame(int fb_w, int fb_h, double now);  // the requests a frame left (open a trace, PNG)
+  std::string toast_now(double now) const;  // ImGui's new frame (fonts rebuilt if the scale changed)
 
   render::Renderer renderer_;
   Assets assets_;
@@ -84,10 +92,16 @@ class App {
   std::string gl_;
   float frame_ms_ = 0.0f;
   RunState run_state_;
+  RunState branch_state_;  // the Lab's compare tab: the last branch of a step under another split
+  std::shared_ptr<const BranchRun> branch_seen_;
   std::uint64_t recorded_over_ = 0;  // showing a recorded run while the live one is this generation
   bool recorded_ = false;
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
   std::unique_ptr<Lab> lab_;
+  std::string png_request_;
+  std::string notice_;      // a line after an export, shown as a toast for a few seconds
+  double notice_until_ = -1;
+  double last_now_ = 0;
 };
 
 }  // namespace onegpu::app

@@ -47,7 +47,7 @@ int app_main(int argc, char** argv) {
     try {
       load_trace_run(o.view);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "onegpu view: error: %s\n", e.what());
+      std::fprintf(stderr, "onegpu: error: %s\n", e.what());
       return 2;
     }
   }
@@ -89,7 +89,7 @@ int app_main(int argc, char** argv) {
     return 0;
   }
   int index = 0;
-  if (!o.chapter.empty()) {
+  if (!o.chapter.empty() && o.chapter != "all") {  // all: --video plays every chapter
     index = find_chapter(o.chapter);
     if (index < 0) {
       std::string ids;

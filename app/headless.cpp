@@ -9,6 +9,7 @@
 #include "app/lab/lab.h"
 #include "app/live/job_runner.h"
 #include "app/live/trace_run.h"
+#include "app/video.h"
 #include "trainer/error.h"
 #include "render/error.h"
 #include "render/framebuffer.h"
@@ -62,10 +63,45 @@ HeadlessImage render_headless(const Options& o, int chapter_index) {
   return img;
 }
 
-HeadlessImage render_headless_lab(const Options& o) {
+void prepare_headless_lab(App& app, const Options& o) {
   const cli::TrainArgs args = o.view.empty() ? lab_train_args(o.lab_args) : cli::TrainArgs{};
-  TraceRun trace;
-  if (!o.view.empty()) trace = load_trace_run(o.view);
+  app.nav().set_lab(true);
+  if (o.view.empty()) app.lab().set_args(args);
+  JobRunner& jr = JobRunner::shared();
+  auto pump = [&] { app.drain_events(); };
+  if (!o.view.empty()) {
+    const std::string why = app.open_recorded(o.view);
+    if (!why.empty()) throw trainer::Error(why);
+  } else {
+    jr.configure(args);
+  }
+  jr.wait_idle(pump);
+  if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+  for (int i = 0; i < o.lab_ops; ++i) {
+    jr.step_op();
+    if (i % 64 == 63) jr.wait_idle(pump);
+  }
+  for (int i = 0; i < o.lab_steps; ++i) jr.step_whole();
+  jr.wait_idle(pump);
+  if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+  if (!o.compare.empty()) {
+    // The other split: the run's own flags, then the compare flags over them.
+    std::vector<std::string> flags = o.lab_args;
+    flags.insert(flags.end(), o.compare.begin(), o.compare.end());
+    if (jr.status().steps_done < 1) throw trainer::Error("--compare branches a finished step: give --steps 1 or more");
+    jr.branch(lab_train_args(flags), jr.status().steps_done - 1);
+    jr.wait_idle(pump);
+    if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+    pump();
+    if (o.tab.empty()) app.lab().set_tab(LabTab::Compare);
+  }
+  LabTab tab;
+  if (!o.tab.empty() && lab_tab_from(o.tab, tab)) app.lab().set_tab(tab);
+}
+
+HeadlessImage render_headless_lab(const Options& o) {
+  if (o.view.empty()) (void)lab_train_args(o.lab_args);  // a bad flag is one line before any GL
+  else (void)load_trace_run(o.view);
   render::HeadlessContext ctx;
   Assets assets = find_assets(o);
   bool ui = !o.no_ui;
@@ -75,25 +111,12 @@ HeadlessImage render_headless_lab(const Options& o) {
     float scale = o.ui_scale > 0 ? o.ui_scale : 1.0f;
     App app(assets, ui, true, scale, 0);
     app.set_gl_description(ctx.description());
-    app.nav().set_lab(true);
-    app.lab().set_args(args);
-    JobRunner& jr = JobRunner::shared();
-    auto pump = [&] { app.drain_events(); };
-    if (!o.view.empty()) app.show_recorded(trace.run, trace.events);
-    else jr.configure(args);
-    jr.wait_idle(pump);
-    if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
-    for (int i = 0; i < o.lab_ops; ++i) {
-      jr.step_op();
-      if (i % 64 == 63) jr.wait_idle(pump);
-    }
-    for (int i = 0; i < o.lab_steps; ++i) jr.step_whole();
-    jr.wait_idle(pump);
-    if (!jr.status().error.empty()) throw trainer::Error(jr.status().error);
+    prepare_headless_lab(app, o);
     render::Framebuffer fb(o.width, o.height);
     fb.bind();
     app.set_frame_ms(-1.0f);
     app.frame(o.width, o.height, 0.0f, 0.0);
+    if (o.scrub) app.lab().scrub_to(app.run_state(), *o.scrub);  // after a frame: the step is indexed
     app.frame(o.width, o.height, 0.0f, 100.0);
     keep_frame(app, fb, o, img);
     img.lab = app.lab().drawn();
@@ -106,6 +129,7 @@ HeadlessImage render_headless_lab(const Options& o) {
 }
 
 int run_headless(const Options& o, int chapter_index) {
+  if (!o.video.empty()) return run_video(o, chapter_index);
   trainer::files::check_output(o.out, "--out");  // before rendering: a bad path is one line, fast
   if (!o.view.empty()) {
     HeadlessImage img = render_headless_lab(o);

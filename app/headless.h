@@ -30,4 +30,9 @@ int run_headless(const Options& o, int chapter_index);
 // trainer::Error (the run) with one line.
 HeadlessImage render_headless_lab(const Options& o);
 
+class App;
+// The Lab of `o` made ready in `app` (a run built and stepped, or a trace opened; a branch;
+// the tab): what render_headless_lab and a Lab video share. Throws with one line.
+void prepare_headless_lab(App& app, const Options& o);
+
 }  // namespace onegpu::app

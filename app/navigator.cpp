@@ -75,6 +75,7 @@ void Navigator::apply(Action a, double now) {
       break;
     case Action::Quit: quit_ = true; break;
     case Action::ToggleLab: lab_ = !lab_; break;
+    case Action::SavePng: break;
     case Action::WheelForward:
     case Action::WheelBack:
       if (now - wheel_at_ < kWheelCooldown) break;

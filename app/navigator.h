@@ -10,7 +10,8 @@ enum class Action {
   ToggleFullscreen, Escape, Quit, WheelForward, WheelBack, ToggleLab,
   // Presenter comforts: a black screen, the picture without panels, chapters that open
   // finished instead of animating, the key list, and the chapter's button from the keyboard.
-  Blank, ToggleClean, ToggleReducedMotion, ToggleHelp, PressButton
+  Blank, ToggleClean, ToggleReducedMotion, ToggleHelp, PressButton,
+  SavePng  // the window saves a PNG of its next frame (the navigator keeps no state for it)
 };
 
 class Navigator {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "app/lab/lab_tabs.h"
 #include "trainer/io/text.h"
 
 namespace onegpu::app {
@@ -51,7 +52,8 @@ Options parse_options(const std::vector<std::string>& args) {
     return args[++i];
   };
   std::string split;  // the split flags seen, as the Lab takes them
-  bool headless_given = false;  // --steps: steps to run headless; in the window, train's flag
+  bool headless_given = false;
+  bool opened = false;  // `lab --open FILE`: a recorded run, replayed with no training  // --steps: steps to run headless; in the window, train's flag
   for (const auto& a : args) {
     if (a == "--lab") o.lab = true;
     if (a == "--headless") headless_given = true;
@@ -60,6 +62,34 @@ Options parse_options(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--lab") continue;
     if (o.lab && a == "--play") o.lab_play = true;
+    else if (o.lab && a == "--open") {
+      o.view = value(i, a);
+      opened = true;
+    } else if (a == "--scrub") {
+      const float f = parse_float(value(i, a), "--scrub");
+      if (f < 0 || f > 1) throw OptionsError("--scrub is a share of the step, from 0 to 1");
+      o.scrub = f;
+    } else if (o.lab && a == "--compare") {
+      // "--schedule gpipe --ep 1": the split flags of the other run, as one argument.
+      const std::string& v = value(i, a);
+      std::size_t p = 0;
+      while (p < v.size()) {
+        const std::size_t q = v.find(' ', p);
+        const std::string w = v.substr(p, q == std::string::npos ? std::string::npos : q - p);
+        if (!w.empty()) o.compare.push_back(w);
+        if (q == std::string::npos) break;
+        p = q + 1;
+      }
+      if (o.compare.empty()) throw OptionsError("--compare needs split flags, for example --compare '--schedule gpipe'");
+    } else if (a == "--tab") {
+      o.tab = value(i, a);
+      LabTab t;
+      if (!lab_tab_from(o.tab, t)) {
+        std::string names;
+        for (const char* n : kLabTabNames) names += std::string(names.empty() ? "" : ", ") + n;
+        throw OptionsError("--tab must be one of " + names + ", not '" + trainer::text::printable(o.tab) + "'");
+      }
+    }
     else if (o.lab && a == "--steps" && headless_given) {
       o.lab_steps = parse_int(value(i, a), "--steps");
       if (o.lab_steps < 0 || o.lab_steps > 100000) throw OptionsError("--steps must be between 0 and 100000");
@@ -81,6 +111,14 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "--chapter") o.chapter = value(i, a);
     else if (a == "--view") o.view = value(i, a);
     else if (a == "--out") o.out = value(i, a);
+    else if (a == "--video") o.video = value(i, a);
+    else if (a == "--fps") {
+      o.fps = parse_int(value(i, a), "--fps");
+      if (o.fps < 1 || o.fps > 120) throw OptionsError("--fps must be between 1 and 120");
+    } else if (a == "--seconds") {
+      o.seconds = parse_float(value(i, a), "--seconds");
+      if (o.seconds <= 0 || o.seconds > 3600) throw OptionsError("--seconds must be more than 0 and at most 3600");
+    }
     else if (a == "--no-ui") o.no_ui = true;
     else if (a == "--fullscreen") o.fullscreen = true;
     else if (a == "--shaders") o.shader_dir = value(i, a);
@@ -112,13 +150,23 @@ Options parse_options(const std::vector<std::string>& args) {
       throw OptionsError("unknown option '" + a + "' (see onegpu --help)");
     }
   }
+  if (opened) {
+    if (!o.lab_args.empty() || o.lab_steps || o.lab_ops || o.lab_play)
+      throw OptionsError("--open replays a recorded trace: give it without train flags, --steps or --ops");
+    o.lab = false;  // the Lab opens on the recording, not on a run of its own
+  }
+  if (!o.lab && o.view.empty() && (o.scrub || !o.tab.empty()))
+    throw OptionsError("--scrub and --tab are for the Lab (--lab or --open FILE.json)");
   if (!split.empty())
     throw OptionsError("chapters play recorded runs; to run this split live, try: onegpu lab" + split);
   if (!o.view.empty() && o.lab) throw OptionsError("--view opens a recorded trace: give it without train flags");
   if (!o.view.empty() && !o.chapter.empty()) throw OptionsError("--view and --chapter do not go together");
   if (!o.lab && (o.lab_steps || o.lab_ops)) throw OptionsError("--steps and --ops are for --lab");
   if (o.lab_steps > 0 && o.lab_ops > 0) throw OptionsError("give --steps or --ops, not both");
-  if (o.headless && o.out.empty()) throw OptionsError("--headless needs --out FILE.png");
+  if (o.headless && o.out.empty() && o.video.empty()) throw OptionsError("--headless needs --out FILE.png (or --video FILE.mp4)");
+  if (!o.out.empty() && !o.video.empty()) throw OptionsError("give --out FILE.png or --video FILE.mp4, not both");
+  if (!o.video.empty() && !o.headless) throw OptionsError("--video renders without a window: add --headless");
+  if (o.chapter == "all" && o.video.empty()) throw OptionsError("--chapter all is for --video (the whole story as one video)");
   if (!o.headless && !o.out.empty()) throw OptionsError("--out is for --headless renders; in the window use --screenshot");
   return o;
 }
@@ -132,12 +180,20 @@ Usage:
   onegpu --notes > notes.md                               presenter notes for every chapter, as Markdown
   onegpu --headless --chapter ID --out FILE.png [--size WxH] [--at SECONDS|end] [--no-ui]
                                                           render one frame without a window
+  onegpu --headless --chapter ID|all --video OUT.mp4 [--fps 30] [--size WxH] [--seconds S]
+                                                          a video of a chapter (all: the story), via ffmpeg
+  onegpu --headless --lab (--open TRACE.json | [train flags] --steps N) --video OUT.mp4
+                                                          a video of the Lab replaying the step
   onegpu lab [train flags]                                the Lab: a live run you split, step and watch
   onegpu train ... --watch                                train in the Lab instead of the terminal
   onegpu --headless --lab [train flags] [--steps N | --ops K] --out FILE.png [--size WxH]
                                                           run N steps (or K ops by hand), render the Lab
-  onegpu view TRACE.json                                  open a trace from train --trace in the Lab
-  onegpu --headless --view TRACE.json --out FILE.png      render it
+  onegpu lab --open TRACE.json                            replay a trace (train --trace or the Lab's export)
+  onegpu --headless --lab --open TRACE.json --out FILE.png [--scrub F] [--tab NAME]
+                                                          render it, the cursor at F (0..1) of the step
+  onegpu --headless --lab [train flags] --steps N --compare 'SPLIT FLAGS' --out FILE.png
+                                                          branch the last step under another split
+  onegpu view TRACE.json                                  the same as lab --open
   onegpu <command> ...                                    trainer commands (see below)
 
 Options:
@@ -158,7 +214,8 @@ Keys: Right/Space/Page Down next · Left/Page Up previous · Home/End first/last
       Mouse wheel over the picture: next / previous · Esc twice or Ctrl+Q quit
 In the Lab: Space run/pause · . one op · M one microbatch · S one step · F fit the timeline
       (wheel zooms, drag pans, double-click fits, a click on the ruler sets the playhead)
-      L or Esc back to the story
+      P replay play/pause · [ ] the selected GPU's previous/next op · tabs: timeline, charts,
+      experts, traffic, ledger, compare · L or Esc back to the story
 )";
 }
 

@@ -37,7 +37,13 @@ struct Options {
   int lab_steps = 0;          // --headless --lab: whole steps to run before the picture
   int lab_ops = 0;            // --headless --lab: ops to run by hand before the picture
   bool lab_play = false;      // start training at once (train --watch)
-  std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`)
+  std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`, `onegpu lab --open FILE.json`)
+  std::optional<double> scrub;  // the Lab: the replay cursor at this fraction (0..1) of the shown step
+  std::string tab;            // the Lab: the bottom pane's tab (timeline, charts, experts, ...)
+  std::vector<std::string> compare;
+  std::string video;          // headless: encode frames to this file with ffmpeg (app/video.h)
+  int fps = 30;
+  double seconds = 0;         // --video: length of each chapter (or the replay); 0: its own  // headless Lab: branch the last step under these split flags
 };
 
 // Throws OptionsError with a one-line message on bad input.

@@ -43,12 +43,16 @@ struct Glfw {
 // One key press: a story action, or with the Lab open the Lab's command keys.
 void handle_key(App& app, double now, const KeyPress& k) {
   Navigator& nav = app.nav();
+  auto act = [&](Action a) {
+    if (a == Action::SavePng && !nav.blank()) app.request_png();  // of the next frame, Lab or chapter
+    else nav.apply(a, now);
+  };
   if (nav.lab_open()) {
-    if (std::optional<Action> a = lab_action(k.key, k.mods)) nav.apply(*a, now);
+    if (std::optional<Action> a = lab_action(k.key, k.mods)) act(*a);
     else if (char c = lab_key(k.key, k.mods)) app.lab().key(c);
     return;
   }
-  if (std::optional<Action> a = story_action(k.key, k.mods)) nav.apply(*a, now);
+  if (std::optional<Action> a = story_action(k.key, k.mods)) act(*a);
 }
 
 // The wheel turns chapters over the picture (the scene viewport); over a panel it scrolls

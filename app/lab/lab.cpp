@@ -48,8 +48,59 @@ double Lab::playhead(const RunState& rs) const {
   const RunStep* s = shown(rs);
   if (!s) return 0;
   const double end = wall_clock_ ? index_.end_wall : index_.end_virtual;
-  if (pick_time_ >= 0) return std::min(pick_time_, end);
+  if (!replay_.live()) return std::min(replay_.t, end);
   return end;
+}
+
+void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
+  // Slim tabs: in a small window with large text the timeline's lanes need the height more.
+  ImGui::PushFont(fonts.small);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 2.0f * s});
+  const bool bar = ImGui::BeginTabBar("##lab_tabs");
+  ImGui::PopStyleVar();
+  ImGui::PopFont();
+  if (!bar) return;
+  static const char* titles[] = {"Timeline", "Charts", "Experts", "Traffic", "Ledger", "Compare"};
+  static_assert(std::size(titles) == std::size(kLabTabNames));
+  for (std::size_t i = 0; i < std::size(titles); ++i) {
+    const LabTab t = (LabTab)i;
+    ImGui::PushFont(fonts.small);
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 2.0f * s});
+    const bool open = ImGui::BeginTabItem(titles[i], nullptr, tab_pending_ && t == tab_ ? ImGuiTabItemFlags_SetSelected : 0);
+    ImGui::PopStyleVar();
+    ImGui::PopFont();
+    if (!open) continue;
+    if (!tab_pending_) tab_ = t;
+    drawn_.tab = kLabTabNames[i];
+    switch (t) {
+      case LabTab::Timeline: timeline(rs, s, fonts); break;
+      case LabTab::Charts: charts(rs, s, fonts); break;
+      case LabTab::Experts: experts(rs, s, fonts); break;
+      case LabTab::Traffic: traffic(rs, s, fonts); break;
+      case LabTab::Ledger: ledger(rs, s, fonts); break;
+      case LabTab::Compare: compare(rs, s, fonts); break;
+    }
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+  // SetSelected takes effect on the frame after the tab bar first shows: keep asking until drawn.
+  if (tab_pending_ && drawn_.tab == kLabTabNames[(std::size_t)tab_]) tab_pending_ = false;
+}
+
+bool lab_tab_from(const std::string& name, LabTab& out) {
+  for (std::size_t i = 0; i < std::size(kLabTabNames); ++i)
+    if (name == kLabTabNames[i]) {
+      out = (LabTab)i;
+      return true;
+    }
+  return false;
+}
+
+void Lab::scrub_to(const RunState& rs, double fraction) {
+  if (!shown(rs)) return;
+  replay_.pause();
+  replay_.seek(std::clamp(fraction, 0.0, 1.0) * step_end());
+  follow_ = true;
 }
 
 void Lab::key(char k) {
@@ -62,7 +113,10 @@ void Lab::key(char k) {
     case '.': runner_.step_op(); break;
     case 'm': runner_.step_microbatch(); break;
     case 's': runner_.step_whole(); break;
-    case 'f': follow_ = true; pick_time_ = -1; break;
+    case 'f': follow_ = true; replay_.go_live(); break;
+    case 'p': replay_key_ = 'p'; break;  // these need the step: carried out in the next frame
+    case '[': replay_key_ = '['; break;
+    case ']': replay_key_ = ']'; break;
     default: break;
   }
 }
@@ -73,7 +127,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
     seen_generation_ = rs.generation();
     follow_ = true;
     pick_step_ = -1;
-    pick_time_ = -1;
+    replay_.go_live();
     index_ = StepIndex{};
     if (rs.run() && !rs.run()->recorded_from.empty()) {
       // A recorded run: the panel shows its split (Apply trains that split live).
@@ -103,13 +157,16 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   config_panel(st, s, fonts);
   controls_panel(st, s, fonts);
   status_panel(rs, st, s, fonts);
+  files_panel(rs, s, fonts);
   by_hand_panel(rs, st, s, fonts);
   ImGui::End();
 
   ImGui::SetNextWindowPos({side, ranks_h});
   ImGui::SetNextWindowSize({W - side - bubbles_w, avail_h - ranks_h});
   ImGui::Begin("##lab_timeline", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  timeline(rs, s, fonts);
+  // The replay moves on with the frame's time (the views below read the cursor).
+  if (shown(rs)) replay_.advance(ImGui::GetIO().DeltaTime, step_end());
+  bottom_pane(rs, s, fonts);
   ImGui::End();
 
   ImGui::SetNextWindowPos({W - bubbles_w, ranks_h});

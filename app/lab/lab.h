@@ -15,6 +15,8 @@
 
 #include <glm/vec2.hpp>
 
+#include "app/lab/lab_replay.h"
+#include "app/lab/lab_tabs.h"
 #include "app/live/job_runner.h"
 #include "app/live/run_state.h"
 #include "render/canvas.h"
@@ -60,7 +62,22 @@ struct LabDrawn {
   double bubble = 0, textbook = 0;
   glm::vec2 ranks_viewport{0};
   std::vector<render::Rect> labels;  // the ranks view's words, viewport pixels (y up)
+  double playhead = 0;                // the moment the ranks view showed
+  std::vector<std::int32_t> rank_op;  // op id each rank ran at that moment (-1: none)
+  int step = -1;                      // the step shown
+  std::string tab;                    // the bottom pane's tab drawn
+  std::vector<std::int64_t> heat;     // experts tab: tokens per [layer * experts + expert]
+  std::vector<std::int64_t> traffic;  // traffic tab: rows sent [from * world + to]
+  std::vector<double> ledger_measured, ledger_predicted;  // ledger tab: bytes per Transfer
+  bool compared = false;              // compare tab: both steps drawn
+  double compare_loss[2] = {0, 0}, compare_bubble[2] = {0, 0}, compare_end[2] = {0, 0};
+  int compare_lanes[2] = {0, 0};
+  float compare_x1[2] = {0, 0};       // where each timeline's step ends, window pixels (one scale)
+  int chart_points = 0;               // charts tab: points drawn over the steps
+  int memory_bands = 0;               // charts tab: memory categories drawn for the selected GPU
 };
+
+
 
 class Lab {
  public:
@@ -75,8 +92,28 @@ class Lab {
   // The ranks view, drawn on the screen canvas (pixels, origin bottom-left) of `viewport`.
   void ranks(render::Canvas& screen, glm::vec2 viewport, const RunState& rs, float scale);
   // A key while the Lab is open: ' ' run/pause, '.' one op, 'm' one microbatch, 's' one step,
-  // 'f' fit the timeline and follow the run again.
+  // 'f' fit the timeline and follow the run again; replay: 'p' play/pause, '[' / ']' the
+  // selected rank's previous / next op.
   void key(char k);
+
+  // Replay: put the cursor at `fraction` (0..1) of the shown step (headless --scrub, tests).
+  void scrub_to(const RunState& rs, double fraction);
+  const ReplayCursor& cursor() const { return replay_; }
+  // True while a replay plays: a window that draws only on demand must keep drawing.
+  bool animating() const { return replay_.playing; }
+  void select_rank(int r) { sel_rank_ = r; }
+  void set_tab(LabTab t) { tab_ = t, tab_pending_ = true; }
+  // Compare (lab_compare.cpp): the run state of the last branch, and what it branched from.
+  void set_branch(const RunState* rs, const BranchRun* b) { branch_rs_ = rs, branch_ = b; }
+  cli::TrainArgs& compare_args() { return compare_; }
+
+  // Files (lab_files.cpp): what the panel asked the app to do after this frame ("" if nothing),
+  // and a line for the panel (error: shown in pink).
+  std::string take_open_request();
+  std::string take_png_request();
+  void request_png(const std::string& path);
+  void set_message(std::string m, bool error) { message_ = std::move(m), message_error_ = error; }
+  const std::string& message() const { return message_; }
 
   // The step the views show (the latest unless the user picked one), and the playhead on it.
   const RunStep* shown(const RunState& rs) const;
@@ -91,12 +128,24 @@ class Lab {
   void controls_panel(const RunnerStatus& st, float scale, const LabFonts& fonts);
   void status_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
   void by_hand_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
+  void files_panel(const RunState& rs, float scale, const LabFonts& fonts);  // lab_files.cpp
   // lab_readout.cpp: one rank's by-hand read-outs, on the canvas
   void readout(render::Canvas& c, const render::Rect& area, const RunState& rs, float label);
   // lab_timeline.cpp
   void timeline(const RunState& rs, float scale, const LabFonts& fonts);
   // lab_bubbles.cpp
   void bubbles(const RunState& rs, float scale, const LabFonts& fonts);
+  // lab.cpp: the bottom pane's tabs
+  void bottom_pane(const RunState& rs, float scale, const LabFonts& fonts);
+  // lab_charts.cpp, lab_experts.cpp (experts and traffic), lab_ledger.cpp, lab_compare.cpp
+  void charts(const RunState& rs, float scale, const LabFonts& fonts);
+  void experts(const RunState& rs, float scale, const LabFonts& fonts);
+  void traffic(const RunState& rs, float scale, const LabFonts& fonts);
+  void ledger(const RunState& rs, float scale, const LabFonts& fonts);
+  void compare(const RunState& rs, float scale, const LabFonts& fonts);
+  // lab_scrubber.cpp: the replay row under the timeline
+  void scrubber(const RunState& rs, float scale, const LabFonts& fonts, bool row);
+  double step_end() const { return wall_clock_ ? index_.end_wall : index_.end_virtual; }
 
   JobRunner& runner_;
   cli::TrainArgs edit_;
@@ -108,7 +157,20 @@ class Lab {
   bool follow_ = true;
   bool wall_clock_ = false;
   int pick_step_ = -1;       // -1: the latest
-  double pick_time_ = -1;    // playhead set by a click on the ruler (-1: live)
+  ReplayCursor replay_;      // the playhead: a click on the ruler or the scrubber sets it (live until then)
+  int sel_rank_ = 0;         // the rank whose ops '[' and ']' jump between (a click on its lane)
+  LabTab tab_ = LabTab::Timeline;
+  bool tab_pending_ = false;
+  char replay_key_ = 0;
+  int traffic_layer_ = -1;
+  const RunState* branch_rs_ = nullptr;
+  const BranchRun* branch_ = nullptr;
+  cli::TrainArgs compare_;     // the other split, as the compare tab's fields hold it
+  bool compare_init_ = false;  // compare_ was filled from the live run once
+  char open_path_[512] = "";
+  char export_base_[256] = "onegpu-lab";
+  std::string open_request_, png_request_, message_;
+  bool message_error_ = false;    // the traffic tab's layer (-1: all summed)       // a replay key pressed since the last frame  // set_tab asked for a tab: select it on the next frame
   std::uint64_t seen_generation_ = 0;
   std::string viewing_;  // the file of a recorded run on screen ("" for the live run)
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for

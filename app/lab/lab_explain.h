@@ -3,6 +3,8 @@
 // for someone who has never seen a trainer.
 #include <string>
 
+#include <glm/vec4.hpp>
+
 #include "app/live/run_state.h"
 #include "trainer/plan/plan.h"
 
@@ -18,5 +20,7 @@ std::string token_text(const LiveRun& run, std::int64_t id);
 std::string op_short(const trainer::Op& op, int microbatches);
 // A span's kind as a short word ("forward", "all-reduce", ...).
 std::string span_kind(const OpSpan& s);
+// The colour of a kind of op in every timeline of the Lab (lab_timeline.cpp).
+glm::vec4 kind_colour(trainer::EventKind k);
 
 }  // namespace onegpu::app

@@ -54,6 +54,9 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   const trainer::Layout& L = plan.layout;
   const int pp = plan.config.pp, dp = plan.config.dp, ep = plan.config.ep, world = run->world();
   const double P = playhead(rs);
+  drawn_.playhead = P;
+  drawn_.step = rec ? rec->step : -1;
+  drawn_.rank_op.assign((std::size_t)world, -1);
 
   // Geometry: a title line, a label column for the stages, then a grid of cells.
   const float top = label * 2.2f, left = label * 7.0f, bottom = label * 1.6f, right = label;
@@ -120,13 +123,14 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
     const OpSpan* now = nullptr;
     bool started = false, more = !rec || !rec->complete;
     if (rec && (std::size_t)r < index_.by_rank.size()) {
+      now = op_at(*rec, index_.by_rank[(std::size_t)r], P, wall_clock_);
       for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
         const OpSpan& o = rec->ops[i];
         if (time_of(o, false) <= P) started = true;
-        if (time_of(o, false) <= P + 1e-12 && P <= time_of(o, true) + 1e-12) now = &o;
         if (time_of(o, true) > P) more = true;
       }
     }
+    drawn_.rank_op[(std::size_t)r] = now ? (std::int32_t)now->id : -1;
     glm::vec4 die = chip_body;
     float glow = 0;
     if (now) {

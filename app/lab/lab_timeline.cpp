@@ -23,22 +23,6 @@ using trainer::EventKind;
 
 ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 
-glm::vec4 kind_colour(EventKind k) {
-  using namespace render::palette;
-  switch (k) {
-    case EventKind::Forward: return forward;
-    case EventKind::Backward: return backward;
-    case EventKind::WeightGradient: return render::mix(backward, text, 0.45f);
-    case EventKind::Send:
-    case EventKind::Recv: return render::rgb(0x6f8fb8);
-    case EventKind::AllToAll: return render::rgb(0x4fc1b0);
-    case EventKind::AllReduce: return weights;
-    case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
-    case EventKind::Update: return optimizer;
-    default: return text_faint;
-  }
-}
-
 bool is_compute(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::WeightGradient || k == EventKind::Update;
 }
@@ -71,6 +55,22 @@ void legend(ImDrawList* dl, float s) {
 
 }  // namespace
 
+glm::vec4 kind_colour(EventKind k) {
+  using namespace render::palette;
+  switch (k) {
+    case EventKind::Forward: return forward;
+    case EventKind::Backward: return backward;
+    case EventKind::WeightGradient: return render::mix(backward, text, 0.45f);
+    case EventKind::Send:
+    case EventKind::Recv: return render::rgb(0x6f8fb8);
+    case EventKind::AllToAll: return render::rgb(0x4fc1b0);
+    case EventKind::AllReduce: return weights;
+    case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
+    case EventKind::Update: return optimizer;
+    default: return text_faint;
+  }
+}
+
 void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
   const RunStep* rec = shown(rs);
@@ -89,19 +89,19 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   if (ImGui::SmallButton("◀")) {
     const auto& steps = rs.steps();
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-      if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; pick_time_ = -1; break; }
+      if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; replay_.go_live(); break; }
   }
   ImGui::SameLine();
   if (ImGui::SmallButton("▶")) {
     for (const auto& st : rs.steps())
-      if (st.step > rec->step) { pick_step_ = st.step; follow_ = true; pick_time_ = -1; break; }
+      if (st.step > rec->step) { pick_step_ = st.step; follow_ = true; replay_.go_live(); break; }
   }
   ImGui::SameLine();
-  if (ImGui::SmallButton("latest")) { pick_step_ = -1; follow_ = true; pick_time_ = -1; }
+  if (ImGui::SmallButton("latest")) { pick_step_ = -1; follow_ = true; replay_.go_live(); }
   ImGui::SameLine();
-  if (ImGui::Checkbox("wall clock", &wall_clock_)) { follow_ = true; pick_time_ = -1; }
+  if (ImGui::Checkbox("wall clock", &wall_clock_)) { follow_ = true; replay_.go_live(); }
   ImGui::SameLine();
-  if (ImGui::SmallButton("fit")) { follow_ = true; pick_time_ = -1; }
+  if (ImGui::SmallButton("fit")) { follow_ = true; replay_.go_live(); }
   legend(dl, s);
   ImGui::PopFont();
 
@@ -112,7 +112,12 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   const int lanes = folded ? pp : world;
 
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The replay row (lab_scrubber.cpp) sits under the lanes, where they leave room for it (in a
+  // small window with large text the lanes come first; the keys P, [ and ] still work).
+  const float scrub_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  const bool replay_row = avail.y - scrub_h >= 40;
+  if (replay_row) avail.y -= scrub_h;
   if (avail.x < 50 || avail.y < 40) return;
   const float label_w = 70.0f * s, ruler_h = 18.0f * s;
   const float x0 = p0.x + label_w, x1 = p0.x + avail.x - 4.0f * s;
@@ -154,8 +159,14 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     follow_ = false;
   }
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) follow_ = true;
+  // A click on a lane (not a drag) selects its rank for the replay's op jumps.
+  if (ImGui::IsItemDeactivated() && io.MouseDragMaxDistanceSqr[0] < 16.0f && io.MousePos.y >= y0 && !folded) {
+    const int lane = (int)((io.MousePos.y - y0) / lane_h);
+    if (lane >= 0 && lane < world) sel_rank_ = lane;
+  }
   if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && io.MousePos.y < y0) {
-    pick_time_ = std::max(0.0, T(io.MousePos.x));
+    replay_.pause();
+    replay_.seek(std::max(0.0, T(io.MousePos.x)));
   }
 
   dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
@@ -187,7 +198,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       if (folded) std::snprintf(name, sizeof name, "stage %d", l + 1);
       else std::snprintf(name, sizeof name, "GPU %d", l + 1);
       dl->AddText(fonts.small, std::min(fonts.small->FontSize, lane_h * 0.95f), {p0.x + 4 * s, y + (lane_h - std::min(fonts.small->FontSize, lane_h)) * 0.5f},
-                  col(stage % 2 ? render::palette::text_dim : render::palette::text_faint), name);
+                  col(!folded && l == sel_rank_ ? render::palette::focus
+                      : stage % 2 ? render::palette::text_dim : render::palette::text_faint), name);
     }
     if (!folded && dp > 1 && l % dp == 0 && l > 0)
       dl->AddLine({p0.x, y}, {x1, y}, col(render::palette::text_faint, 0.5f));
@@ -327,11 +339,13 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     }
   }
 
-  // Playhead.
+  // Playhead; while replaying, what has not happened yet at the cursor is dimmed.
   const double ph = playhead(rs);
+  if (!replay_.live() && ph < view1_)
+    dl->AddRectFilled({std::max(x0, X(ph)), y0}, {x1, y1}, col(render::palette::background, 0.55f));
   if (ph > view0_ && ph < view1_) {
     const float x = X(ph);
-    dl->AddLine({x, p0.y}, {x, y1}, col(render::palette::focus, pick_time_ >= 0 ? 0.9f : 0.35f), 1.5f * s);
+    dl->AddLine({x, p0.y}, {x, y1}, col(render::palette::focus, !replay_.live() ? 0.9f : 0.35f), 1.5f * s);
   }
   dl->PopClipRect();
 
@@ -372,6 +386,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     }
   }
   drawn_.rects = rects;
+  ImGui::SetCursorScreenPos({p0.x, p0.y + avail.y + ImGui::GetStyle().ItemSpacing.y});
+  scrubber(rs, s, fonts, replay_row);
 }
 
 }  // namespace onegpu::app

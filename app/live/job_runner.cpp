@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/corpus.h"
 #include "trainer/data/story_corpus.h"
+#include "trainer/train/heldout.h"
 #include "trainer/error.h"
 #include "trainer/model/config.h"
 #include "trainer/model/params.h"
@@ -24,8 +26,9 @@ using trainer::EventKind;
 // ---- commands and the live run's private half ----
 
 struct JobRunner::Command {
-  enum Kind { Configure, Play, Pause, StepOp, StepMicrobatch, StepWhole, Reset, Job } kind = Pause;
+  enum Kind { Configure, Play, Pause, StepOp, StepMicrobatch, StepWhole, Reset, Job, Branch } kind = Pause;
   cli::TrainArgs args;
+  int step = 0;  // Branch
   std::size_t ring = std::size_t{1} << 16;
   double pace = 0;
   std::string what;
@@ -40,6 +43,7 @@ struct JobRunner::Live {
   std::unique_ptr<trainer::Corpus> corpus;
   std::shared_ptr<trainer::BpeTokenizer> tok;
   std::unique_ptr<trainer::TokenDataset> data;
+  std::unique_ptr<trainer::TokenDataset> heldout;  // the Lab's held-out chart
   std::unique_ptr<trainer::ParallelTrainer> trainer;
   std::shared_ptr<LiveRun> info;
   std::int64_t step_wall_begin = 0;
@@ -114,6 +118,18 @@ void JobRunner::step_op() { push(Command{Command::StepOp}); }
 void JobRunner::step_microbatch() { push(Command{Command::StepMicrobatch}); }
 void JobRunner::step_whole() { push(Command{Command::StepWhole}); }
 void JobRunner::reset() { push(Command{Command::Reset}); }
+void JobRunner::branch(const cli::TrainArgs& other, int step) {
+  Command c;
+  c.kind = Command::Branch;
+  c.args = other;
+  c.step = step;
+  push(std::move(c));
+}
+
+std::shared_ptr<const BranchRun> JobRunner::branched() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return branch_;
+}
 
 std::shared_future<void> JobRunner::post(std::string what, std::function<void()> job) {
   Command c;
@@ -242,6 +258,9 @@ void JobRunner::carry_out(Command& c) {
           do_configure(a, run_->info->events->capacity(0));
         }
         break;
+      case Command::Branch:
+        do_branch(c.args, c.step);
+        break;
       case Command::Play:
         if (!run_->trainer) throw trainer::Error("no run to play: choose a configuration first");
         clear_error();
@@ -342,6 +361,7 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
                                                                    : trainer::load_text_corpus(a.corpus));
     L.tok = std::make_shared<trainer::BpeTokenizer>(trainer::BpeTokenizer::train(L.corpus->train));
     L.data = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->train));
+    L.heldout = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->heldout));
     L.corpus_path = a.corpus;
   }
   trainer::ModelConfig mc = trainer::model_preset(a.model);
@@ -458,6 +478,131 @@ void JobRunner::emit(const Event& e) {
   s.push(lane, e);
 }
 
+namespace {
+
+// What a finished step reports once (after its ops): the gradient norm, each rank's memory,
+// the routers' counts and the all-to-all rows. The live run and a branch both send these.
+std::vector<Event> step_records(const trainer::ParallelStepResult& r, int step, int experts) {
+  std::vector<Event> out;
+  Event base;
+  base.step = step;
+  base.microbatch = -1;
+  Event g = base;
+  g.kind = EventKind::GradNorm;
+  g.value = r.grad_norm;
+  out.push_back(g);
+  for (int rank = 0; rank < (int)r.memory.size(); ++rank)
+    for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
+      Event m = base;
+      m.kind = EventKind::StepMemory;
+      m.rank = rank;
+      m.detail = (std::uint8_t)c;
+      m.bytes = r.memory[(std::size_t)rank].current[(std::size_t)c];
+      m.value = (double)r.memory[(std::size_t)rank].peak[(std::size_t)c];
+      out.push_back(m);
+    }
+  for (std::size_t i = 0; i < r.router_counts.size(); ++i) {
+    if (r.router_counts[i] == 0) continue;
+    Event rc = base;
+    rc.kind = EventKind::RouterCount;
+    rc.layer = (std::int16_t)(i / (std::size_t)experts);
+    rc.peer = (std::int16_t)(i % (std::size_t)experts);
+    rc.bytes = r.router_counts[i];
+    out.push_back(rc);
+  }
+  for (const auto& t : r.traffic) {
+    Event tr = base;
+    tr.kind = EventKind::Traffic;
+    tr.rank = t.from;
+    tr.peer = (std::int16_t)t.to;
+    tr.layer = (std::int16_t)t.layer;
+    tr.bytes = t.rows;
+    out.push_back(tr);
+  }
+  Event lr = base;
+  lr.kind = EventKind::Probe;
+  lr.detail = (std::uint8_t)trainer::ProbeKind::LearningRate;
+  lr.value = r.lr;
+  out.push_back(lr);
+  return out;
+}
+
+std::uint64_t fingerprint(const std::vector<float>& w) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (float x : w) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    for (int b = 0; b < 4; ++b) h = (h ^ ((u >> (8 * b)) & 0xff)) * 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
+  Live& L = *run_;
+  if (!L.info || !L.data) throw trainer::Error("no run to branch from: choose a configuration first");
+  if (step < 0 || step >= status_.steps_done) throw trainer::Error("branch: step " + std::to_string(step + 1) + " is not finished yet");
+  cli::TrainArgs a = L.info->args;
+  a.dp = other.dp, a.ep = other.ep, a.pp = other.pp, a.vstages = other.vstages;
+  a.microbatches = other.microbatches, a.schedule = other.schedule, a.link = other.link;
+  if (const std::string why = check(a); !why.empty()) throw trainer::Error(why);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.job = "branching step " + std::to_string(step + 1) + " under dp " + std::to_string(a.dp) + " ep " +
+                  std::to_string(a.ep) + " pp " + std::to_string(a.pp) + " " + a.schedule;
+  }
+  publish_status();
+  trainer::ParallelOptions o = cli::parallel_options(a);
+  o.workers = worker_count(a);
+  o.op_per_layer = false;
+  auto events = std::make_shared<trainer::EventStream>(o.workers + 1, std::size_t{1} << 16);
+  o.events = events.get();
+  auto info = std::make_shared<LiveRun>();
+  info->generation = std::numeric_limits<std::uint64_t>::max() / 4 + generation_;  // never a live run's
+  info->args = a;
+  info->model = L.info->model;
+  info->workers = o.workers;
+  info->seq = L.info->seq;
+  info->tokens_per_step = L.info->tokens_per_step;
+  info->tokenizer = L.tok;
+  const trainer::RunConfig rc = trainer::parallel_run_config(info->model, o);
+  info->steady_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc));
+  if (o.broadcast_first_step)
+    info->first_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc, trainer::PlanOptions{.broadcast_model = true}));
+  trainer::ParallelTrainer t(info->model, o, *L.data);
+  auto out = std::make_shared<BranchRun>();
+  out->step = step;
+  out->live_generation = L.info->generation;
+  std::vector<Event> kept;
+  for (int i = 0; i <= step; ++i) {
+    if (i == step) out->weights_before = fingerprint(t.master_weights());
+    const std::int64_t w0 = now_ns();
+    const trainer::ParallelStepResult r = t.step();
+    const std::int64_t w1 = now_ns();
+    // The engine's events of this step; only the branch step's are kept.
+    events->drain([&](const Event& e) {
+      if (i == step) kept.push_back(e);
+    });
+    if (i < step) continue;
+    for (const Event& e : step_records(r, step, info->model.n_experts)) kept.push_back(e);
+    Event end;
+    end.kind = EventKind::StepEnd;
+    end.step = step;
+    end.value = r.loss;
+    end.bytes = info->tokens_per_step;
+    end.virtual_end = r.virtual_seconds;
+    end.wall_begin_ns = w0;
+    end.wall_end_ns = w1;
+    kept.push_back(end);
+  }
+  out->events = std::move(kept);
+  out->run = info;
+  std::lock_guard<std::mutex> lock(mu_);
+  branch_ = out;
+  status_.job.clear();
+}
+
 void JobRunner::finish_step(bool by_hand) {
   Live& L = *run_;
   const trainer::ParallelStepResult r = L.trainer->finish_step();
@@ -472,48 +617,24 @@ void JobRunner::finish_step(bool by_hand) {
   Event base;
   base.step = step;
   base.microbatch = -1;
-  Event g = base;
-  g.kind = EventKind::GradNorm;
-  g.value = r.grad_norm;
-  emit(g);
-  for (int rank = 0; rank < (int)r.memory.size(); ++rank)
-    for (int c = 0; c < trainer::kMemCategoryCount; ++c) {
-      Event m = base;
-      m.kind = EventKind::StepMemory;
-      m.rank = rank;
-      m.detail = (std::uint8_t)c;
-      m.bytes = r.memory[(std::size_t)rank].current[(std::size_t)c];
-      m.value = (double)r.memory[(std::size_t)rank].peak[(std::size_t)c];
-      emit(m);
-    }
-  const int E = L.info->model.n_experts;
-  for (std::size_t i = 0; i < r.router_counts.size(); ++i) {
-    if (r.router_counts[i] == 0) continue;
-    Event rc = base;
-    rc.kind = EventKind::RouterCount;
-    rc.layer = (std::int16_t)(i / (std::size_t)E);
-    rc.peer = (std::int16_t)(i % (std::size_t)E);
-    rc.bytes = r.router_counts[i];
-    emit(rc);
-  }
-  for (const auto& t : r.traffic) {
-    Event tr = base;
-    tr.kind = EventKind::Traffic;
-    tr.rank = t.from;
-    tr.peer = (std::int16_t)t.to;
-    tr.layer = (std::int16_t)t.layer;
-    tr.bytes = t.rows;
-    emit(tr);
-  }
+  for (const Event& e : step_records(r, step, L.info->model.n_experts)) emit(e);
   // A fingerprint of the weights, so "by hand" and "free" steps can be compared bit for bit
   // (skipped for big runs: gathering 512 shards costs more than the step).
-  if ((std::int64_t)L.info->world() * 4 * trainer::param_breakdown(L.info->model).total() < (std::int64_t)1 << 28) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (float w : L.trainer->master_weights()) {
-      std::uint32_t u;
-      std::memcpy(&u, &w, 4);
-      for (int b = 0; b < 4; ++b) h = (h ^ ((u >> (8 * b)) & 0xff)) * 1099511628211ull;
+  const bool small = (std::int64_t)L.info->world() * 4 * trainer::param_breakdown(L.info->model).total() < (std::int64_t)1 << 28;
+  // The held-out loss for the charts: on a few windows, every tenth step, small runs only.
+  if (small && L.heldout && !L.heldout->tokens.empty() && (r.step % 10 == 0 || r.step == 1)) {
+    try {
+      Event h = base;
+      h.kind = EventKind::Probe;
+      h.detail = (std::uint8_t)trainer::ProbeKind::HeldOutLoss;
+      h.value = trainer::heldout_loss(L.trainer->model_config(), L.trainer->master_weights(), *L.heldout, 16);
+      emit(h);
+    } catch (const trainer::Error&) {
+      // Too little held-out text for one window: the chart goes without.
     }
+  }
+  if (small) {
+    const std::uint64_t h = fingerprint(L.trainer->master_weights());
     Event f = base;
     f.kind = EventKind::Probe;
     f.detail = (std::uint8_t)trainer::ProbeKind::WeightsFingerprint;

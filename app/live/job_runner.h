@@ -62,6 +62,18 @@ struct LiveRun {
   int world() const { return steady_plan->world(); }
 };
 
+// A step of the live run run again under another split ("branch this step"): the same
+// model, seed and data, the run replayed from step 1 under the other split up to the branch
+// step, whose events (the engine's own, plus the once-a-step records) are kept for a run
+// state of its own. The weights at the branch point are compared by fingerprint.
+struct BranchRun {
+  std::shared_ptr<const LiveRun> run;  // the other split (no event stream)
+  std::vector<trainer::Event> events;  // the branch step's events
+  int step = 0;                        // the branch step (as op events number it, from 0)
+  std::uint64_t live_generation = 0;   // the live run it branched from
+  std::uint64_t weights_before = 0;    // fingerprint of the weights the step began from (0: not taken)
+};
+
 enum class RunMode { Paused, Free, Paced };
 
 struct RunnerStatus {
@@ -103,12 +115,17 @@ class JobRunner {
   void step_microbatch();                    // everything of the next microbatch
   void step_whole();                         // the rest of this step (or one whole step)
   void reset();                              // same configuration, back to step 0
+  // Runs step `step` (from 0; it must be finished in the live run) again under the split of
+  // `other` (its dp, ep, pp, vstages, microbatches, schedule, link); the rest of the live
+  // run's configuration is kept. The result is branch() once done; the live run is untouched.
+  void branch(const cli::TrainArgs& other, int step);
 
   // Any thread: background work for the chapters, run on the runner's thread between ops.
   std::shared_future<void> post(std::string what, std::function<void()> job);
 
   RunnerStatus status() const;
   std::shared_ptr<const LiveRun> live() const;  // null before the first configure
+  std::shared_ptr<const BranchRun> branched() const;  // the last branch done (null: none)
 
   // Blocks until every command queued so far is carried out and the run is paused (or a
   // play() is going on: then it returns as soon as the queue is empty). `pump` is called
@@ -126,6 +143,7 @@ class JobRunner {
   void carry_out(Command& c);
   void quantum();  // one slice of play
   void do_configure(const cli::TrainArgs& a, std::size_t ring_capacity);
+  void do_branch(const cli::TrainArgs& other, int step);
   void ensure_step();
   void after_ops();  // finishes the step if its last op ran
   void finish_step(bool by_hand);
@@ -137,6 +155,7 @@ class JobRunner {
   std::deque<Command> queue_;
   RunnerStatus status_;
   std::shared_ptr<const LiveRun> live_;
+  std::shared_ptr<const BranchRun> branch_;
   bool stop_ = false;
   bool busy_ = false;  // a command is being carried out
 

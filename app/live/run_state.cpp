@@ -131,6 +131,8 @@ void RunState::consume(const Event& e) {
     case EventKind::MemoryLevel: s.activations.push_back({e.id, e.bytes}); return;
     case EventKind::Probe:
       if (e.detail == (std::uint8_t)trainer::ProbeKind::WeightsFingerprint) s.weights_fingerprint = (std::uint64_t)e.bytes;
+      else if (e.detail == (std::uint8_t)trainer::ProbeKind::LearningRate) s.lr = e.value;
+      else if (e.detail == (std::uint8_t)trainer::ProbeKind::HeldOutLoss) s.heldout = e.value;
       else s.probes.push_back({(trainer::ProbeKind)e.detail, e.microbatch, e.layer, e.bytes, e.value});
       return;
     case EventKind::Loss: s.microbatch_loss.push_back(e.value); return;
@@ -185,7 +187,7 @@ void RunState::close(RunStep& s) {
       s.bubble = sm.stage_idle.empty() ? 0.0 : idle / (double)sm.stage_idle.size();
     }
   }
-  StepLine line{s.step, s.loss, s.grad_norm, s.tokens_per_s, s.bubble, s.textbook, s.virtual_s, s.wall_s};
+  StepLine line{s.step, s.loss, s.grad_norm, s.tokens_per_s, s.bubble, s.textbook, s.virtual_s, s.wall_s, s.lr, s.heldout};
   history_.push_back(line);
   while (history_.size() > kHistoryLines) history_.pop_front();
   trim();

@@ -9,6 +9,7 @@
 // kept (about 5 MB at most). A 512-rank step is about 330,000 spans (24 MB), so the full
 // record is kept for a few steps only.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -68,6 +69,7 @@ struct RunStep {
   std::vector<ProbeValue> probes;       // in arrival order
   std::array<std::int64_t, trainer::kEventKindCount> bytes_by_kind{};  // per op kind, all ranks
   double loss = 0, grad_norm = 0, tokens_per_s = 0;
+  double lr = std::nan(""), heldout = std::nan("");  // NaN: not reported (a trace; most steps' held-out)
   std::uint64_t weights_fingerprint = 0;  // FNV-1a of the weights after the update (0: not taken)
   double virtual_s = 0;           // the step on the virtual clock
   double wall_s = 0;              // on the wall clock (engine step and update)
@@ -82,6 +84,7 @@ struct RunStep {
 struct StepLine {
   int step = 0;
   double loss = 0, grad_norm = 0, tokens_per_s = 0, bubble = 0, textbook = 0, virtual_s = 0, wall_s = 0;
+  double lr = 0, heldout = 0;  // NaN when the step did not report them
 };
 
 class RunState {

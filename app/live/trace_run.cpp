@@ -14,8 +14,19 @@ namespace onegpu::app {
 
 using trainer::Error;
 
-TraceRun load_trace_run(const std::string& path) {
-  trainer::TraceFile f = trainer::read_trace_file(path);
+namespace {
+TraceRun trace_run_from(const trainer::TraceFile& f, const std::string& path);
+}  // namespace
+
+TraceRun load_trace_run(const std::string& path) { return trace_run_from(trainer::read_trace_file(path), path); }
+
+TraceRun parse_trace_run(std::string_view text, const std::string& source) {
+  return trace_run_from(trainer::parse_trace_file(text, source), source);
+}
+
+namespace {
+
+TraceRun trace_run_from(const trainer::TraceFile& f, const std::string& path) {
   if (!f.has_config)
     throw Error("trace " + path + " carries no run configuration (it was not written by onegpu train --trace)");
   if (f.ops.empty()) throw Error("trace " + path + " holds no ops");
@@ -83,5 +94,7 @@ TraceRun load_trace_run(const std::string& path) {
   out.run = info;
   return out;
 }
+
+}  // namespace
 
 }  // namespace onegpu::app

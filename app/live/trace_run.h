@@ -5,6 +5,7 @@
 // losses, memory or router counts: those read-outs stay empty.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/live/job_runner.h"
@@ -21,5 +22,7 @@ struct TraceRun {
 // Throws trainer::Error with one line: the file cannot be read, is not a trace, carries no
 // run configuration (not written by onegpu), or does not match the plan of that configuration.
 TraceRun load_trace_run(const std::string& path);
+// The same from a trace's text; `source` names it in messages (fuzz/trace_run_fuzz.cpp).
+TraceRun parse_trace_run(std::string_view text, const std::string& source = "trace");
 
 }  // namespace onegpu::app

@@ -25,6 +25,7 @@ const std::vector<KeyRow>& story_keys() {
       {"F11", "full screen", Action::ToggleFullscreen, {GLFW_KEY_F11}},
       {"Ctrl+= / Ctrl+-", "larger / smaller text and panels", Action::ScaleUp, {GLFW_KEY_EQUAL, GLFW_KEY_KP_ADD}, true},
       {"", "", Action::ScaleDown, {GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT}, true},
+      {"Ctrl+S", "save a PNG of the window (chapter or Lab)", Action::SavePng, {GLFW_KEY_S}, true},
       {"Ctrl+0", "default size", Action::ScaleReset, {GLFW_KEY_0, GLFW_KEY_KP_0}, true},
       {"Esc twice, or Ctrl+Q", "quit", Action::Escape, {GLFW_KEY_ESCAPE}},
       {"", "", Action::Quit, {GLFW_KEY_Q}, true},
@@ -42,7 +43,7 @@ std::optional<Action> find(int key, int mods, bool lab) {
     // In the Lab, only the keys that leave it or change the window keep their story meaning.
     switch (r.action) {
       case Action::ToggleLab: case Action::ToggleSidebar: case Action::ToggleFullscreen: case Action::ScaleUp:
-      case Action::ScaleDown: case Action::ScaleReset: case Action::Quit: case Action::ToggleHelp:
+      case Action::ScaleDown: case Action::ScaleReset: case Action::Quit: case Action::ToggleHelp: case Action::SavePng:
         return r.action;
       default: return std::nullopt;
     }
@@ -66,6 +67,9 @@ char lab_key(int key, int mods) {
     case GLFW_KEY_M: return 'm';
     case GLFW_KEY_S: return 's';
     case GLFW_KEY_F: return 'f';
+    case GLFW_KEY_P: return 'p';  // replay the recorded step
+    case GLFW_KEY_LEFT_BRACKET: return '[';  // the selected GPU's previous op
+    case GLFW_KEY_RIGHT_BRACKET: return ']';  // its next op
     default: return 0;
   }
 }

@@ -23,7 +23,7 @@ const std::vector<KeyRow>& story_keys();
 std::optional<Action> story_action(int key, int mods);
 // With the Lab open: a story-level action (back to the story, list, full screen, size, quit).
 std::optional<Action> lab_action(int key, int mods);
-// With the Lab open: the Lab's own command key (' ', '.', 'm', 's', 'f'), or 0.
+// With the Lab open: the Lab's own command key (' ', '.', 'm', 's', 'f', 'p', '[', ']'), or 0.
 char lab_key(int key, int mods);
 
 }  // namespace onegpu::app

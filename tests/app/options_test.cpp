@@ -68,3 +68,35 @@ TEST(Options, UsageNamesEveryMode) {
   for (const char* s : {"--list-chapters", "--headless", "--chapter", "--out", "--size", "--at", "F11", "Esc"})
     EXPECT_NE(u.find(s), std::string::npos) << s;
 }
+
+TEST(Options, LabReplayCompareAndVideo) {
+  // lab --open: a recorded run, not a run of the Lab's own.
+  Options o = parse({"--lab", "--open", "run.json", "--scrub", "0.25", "--tab", "ledger"});
+  EXPECT_EQ(o.view, "run.json");
+  EXPECT_FALSE(o.lab);
+  ASSERT_TRUE(o.scrub.has_value());
+  EXPECT_DOUBLE_EQ(*o.scrub, 0.25);
+  EXPECT_EQ(o.tab, "ledger");
+  o = parse({"--headless", "--lab", "--pp", "2", "--steps", "2", "--compare", "--schedule gpipe  --ep 1", "--out", "c.png"});
+  EXPECT_EQ(o.compare, (std::vector<std::string>{"--schedule", "gpipe", "--ep", "1"}));
+  o = parse({"--headless", "--chapter", "all", "--video", "s.mp4", "--fps", "12", "--seconds", "2"});
+  EXPECT_EQ(o.video, "s.mp4");
+  EXPECT_EQ(o.fps, 12);
+  EXPECT_DOUBLE_EQ(o.seconds, 2.0);
+  auto message = [](std::vector<std::string> a) {
+    try {
+      parse_options(a);
+    } catch (const OptionsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"--lab", "--open", "r.json", "--dp", "2"}).find("without train flags"), std::string::npos);
+  EXPECT_NE(message({"--lab", "--scrub", "1.5"}).find("from 0 to 1"), std::string::npos);
+  EXPECT_NE(message({"--scrub", "0.5"}).find("for the Lab"), std::string::npos);
+  EXPECT_NE(message({"--lab", "--tab", "bogus"}).find("--tab must be one of"), std::string::npos);
+  EXPECT_NE(message({"--chapter", "gpu", "--video", "v.mp4"}).find("add --headless"), std::string::npos);
+  EXPECT_NE(message({"--headless", "--video", "v.mp4", "--out", "x.png"}).find("not both"), std::string::npos);
+  EXPECT_NE(message({"--headless", "--chapter", "all", "--out", "x.png"}).find("is for --video"), std::string::npos);
+  EXPECT_NE(message({"--headless", "--video", "v.mp4", "--fps", "0"}).find("between 1 and 120"), std::string::npos);
+}

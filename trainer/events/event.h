@@ -51,6 +51,9 @@ enum class ProbeKind : std::uint8_t {
   Context,       // the text before it: bytes = token id, layer = position (oldest first)
   LayerGradNorm, // after a layer's backward: layer, value = L2 norm of its gradients so far
   UpdateSize,    // after the update: layer (-1: whole model), value = |Δw| / |w|
+  // Once per step from the app's job runner (the Lab's charts):
+  LearningRate,  // value = the learning rate this step's update used
+  HeldOutLoss,   // value = loss on held-out text after this step (every few steps, small runs)
 };
 
 struct Event {

@@ -1,0 +1,209 @@
+// The Lab's compare tab: "branch this step". The shown step of the live run is run again under
+// another split (the job runner replays the run under it from step 1 with the same seed and
+// data, so the branch step sees the same batch), and the two steps are drawn one above the
+// other on one time scale, with each one's bubble, step time, memory per GPU and bytes sent,
+// and whether the losses agree bit for bit (or how far apart they are).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "app/lab/lab.h"
+#include "app/lab/lab_explain.h"
+#include "app/live/comm_ledger.h"
+#include "render/palette.h"
+
+namespace onegpu::app {
+
+namespace {
+
+ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
+
+std::string split_name(const cli::TrainArgs& a) {
+  char b[128];
+  std::snprintf(b, sizeof b, "dp %d · ep %d · pp %d%s · %s · %d microbatch%s", a.dp, a.ep, a.pp,
+                a.vstages > 1 ? (" × " + std::to_string(a.vstages)).c_str() : "", a.schedule.c_str(), a.microbatches,
+                a.microbatches == 1 ? "" : "es");
+  return b;
+}
+
+// One step's lanes (a rank each, or a stage each past 64 ranks) from x0 at time 0 to x0 + w
+// at time `scale_end`; returns where the step ends.
+float lanes(ImDrawList* dl, ImVec2 p, float w, float h, const RunStep& s, const trainer::Plan& plan, double scale_end,
+            const LabFonts& fonts, float sc) {
+  const int world = plan.world();
+  const bool folded = world > 64;
+  const int n = folded ? plan.config.pp : world;
+  const float label_w = fonts.small->FontSize * 4.0f, lh = h / (float)n;
+  const float x0 = p.x + label_w, x1 = p.x + w;
+  auto X = [&](double t) { return x0 + (float)(t / scale_end) * (x1 - x0); };
+  for (int l = 0; l < n; ++l) {
+    const float y = p.y + lh * (float)l;
+    if (l % 2 == 1) dl->AddRectFilled({x0, y}, {x1, y + lh}, col(render::palette::text, 0.025f));
+    if (lh >= fonts.small->FontSize * 0.9f) {
+      char name[24];
+      std::snprintf(name, sizeof name, folded ? "stage %d" : "GPU %d", l + 1);
+      dl->AddText(fonts.small, fonts.small->FontSize, {p.x, y + (lh - fonts.small->FontSize) * 0.5f},
+                  col(render::palette::text_faint), name);
+    }
+  }
+  double end = 0;
+  const float pad = std::max(0.5f, lh * 0.12f);
+  for (const OpSpan& o : s.ops) {
+    end = std::max(end, o.vend);
+    const int lane = folded ? (o.rank >= 0 && o.rank < world ? plan.layout.coord(o.rank).stage : 0) : o.rank;
+    if (lane < 0 || lane >= n) continue;
+    const float y = p.y + lh * (float)lane;
+    const float a = X(o.vbegin), b = std::max(X(o.vend), a + 1.0f);
+    dl->AddRectFilled({a, y + pad}, {b, y + lh - pad}, col(kind_colour(o.kind)), lh > 10 && b - a > 16 ? 2.0f * sc : 0.0f);
+  }
+  dl->AddLine({X(end), p.y - 2 * sc}, {X(end), p.y + h + 2 * sc}, col(render::palette::focus, 0.8f), 1.5f * sc);
+  return X(end);
+}
+
+struct Figures {
+  double end = 0, loss = 0, bubble = 0, textbook = 0, sent = 0, mem_max = 0, mem_min = 0;
+};
+
+Figures figures(const RunStep& s, const trainer::Plan& plan) {
+  Figures f;
+  for (const OpSpan& o : s.ops) f.end = std::max(f.end, o.vend);
+  f.loss = s.loss;
+  f.bubble = s.bubble;
+  f.textbook = s.textbook;
+  f.sent = comm_ledger(plan, s).measured;
+  bool first = true;
+  for (const RankMemory& m : s.memory) {
+    double peak = 0;
+    for (int c = 0; c < kMemCategories; ++c) peak += (double)(c == 3 ? m.peak[c] : m.current[c]);
+    f.mem_max = std::max(f.mem_max, peak);
+    f.mem_min = first ? peak : std::min(f.mem_min, peak);
+    first = false;
+  }
+  return f;
+}
+
+std::string mb(double b) {
+  char s[32];
+  std::snprintf(s, sizeof s, b >= 1e9 ? "%.2f GB" : "%.2f MB", b >= 1e9 ? b / 1e9 : b / 1e6);
+  return s;
+}
+
+}  // namespace
+
+void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
+  drawn_.compared = false;
+  const LiveRun* run = rs.run();
+  const RunStep* rec = shown(rs);
+  if (!run || !viewing_.empty()) {
+    ImGui::TextDisabled("Compare branches a step of a live run: apply a configuration and run a step first.");
+    return;
+  }
+  if (!compare_init_) {
+    compare_ = run->args;
+    compare_.schedule = run->args.schedule == "gpipe" ? "1f1b" : "gpipe";  // the classic question first
+    compare_init_ = true;
+  }
+  // The other split.
+  ImGui::PushFont(fonts.small);
+  ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "COMPARE");
+  ImGui::SameLine();
+  ImGui::TextDisabled("run the shown step again under another split (same weights, batch and seed):");
+  const float w = 86.0f * s;
+  auto field = [&](const char* label, int& v, int hi) {
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);  // the name before its field: "dp [2]"
+    ImGui::SameLine(0, 3.0f * s);
+    ImGui::SetNextItemWidth(w);
+    ImGui::PushID(label);
+    int x = v;
+    if (ImGui::InputInt("##v", &x, 1, 1)) v = std::clamp(x, 1, hi);
+    ImGui::PopID();
+  };
+  static const char* schedules[] = {"gpipe", "1f1b", "interleaved", "zb1"};
+  int si = (int)(std::find(schedules, schedules + 4, compare_.schedule) - schedules);
+  ImGui::SetNextItemWidth(110.0f * s);
+  if (ImGui::Combo("##cmp_schedule", &si, schedules, 4)) compare_.schedule = schedules[std::clamp(si, 0, 3)];
+  field("dp", compare_.dp, 512);
+  field("ep", compare_.ep, 64);
+  field("pp", compare_.pp, 64);
+  field("vstages", compare_.vstages, 8);
+  field("microbatches", compare_.microbatches, 64);
+  cli::TrainArgs other = run->args;
+  other.dp = compare_.dp, other.ep = compare_.ep, other.pp = compare_.pp, other.vstages = compare_.vstages;
+  other.microbatches = compare_.microbatches, other.schedule = compare_.schedule;
+  const std::string why = JobRunner::check(other);
+  const RunnerStatus st = runner_.status();
+  ImGui::SameLine();
+  const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building;
+  ImGui::BeginDisabled(!can);
+  char label[48];
+  std::snprintf(label, sizeof label, "Branch step %d", rec ? rec->step + 1 : 0);
+  if (ImGui::Button(label)) runner_.branch(other, rec->step);
+  ImGui::EndDisabled();
+  if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
+  else if (!st.job.empty()) ImGui::TextDisabled("%s …", st.job.c_str());
+  else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
+  ImGui::PopFont();
+
+  const RunStep* a = branch_ && branch_rs_ && branch_->live_generation == run->generation ? rs.find(branch_->step) : nullptr;
+  const RunStep* b = a ? branch_rs_->find(branch_->step) : nullptr;
+  if (!a || !b || !branch_rs_->run()) {
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::TextDisabled(a || !branch_ ? "Pick a split and press Branch: the two steps appear here one above the other, on one time scale."
+                                      : "The branched step is no longer among the last steps kept: branch again.");
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  const LiveRun& other_run = *branch_rs_->run();
+  const trainer::Plan& pa = run->plan_of(a->step);
+  const trainer::Plan& pb = other_run.plan_of(b->step);
+  const Figures fa = figures(*a, pa), fb = figures(*b, pb);
+  const double scale_end = std::max(fa.end, fb.end) * 1.02;
+
+  // The verdict first: do the two splits compute the same thing?
+  ImGui::PushFont(fonts.small);
+  const bool same_loss = a->loss == b->loss;
+  const double rel = std::fabs(a->loss - b->loss) / std::max(1e-30, std::fabs(a->loss));
+  const std::uint64_t before = a->step > 0 && rs.find(a->step - 1) ? rs.find(a->step - 1)->weights_fingerprint : 0;
+  char verdict[256];
+  if (same_loss)
+    std::snprintf(verdict, sizeof verdict, "step %d: losses equal bit for bit (%.6f)", a->step + 1, a->loss);
+  else
+    std::snprintf(verdict, sizeof verdict, "step %d: losses %.6f and %.6f, relative difference %.2e", a->step + 1, a->loss,
+                  b->loss, rel);
+  ImGui::TextColored(same_loss ? ImVec4{0.55f, 0.85f, 0.55f, 1} : ImVec4{0.96f, 0.65f, 0.14f, 1}, "%s", verdict);
+  ImGui::SameLine();
+  if (a->step == 0) ImGui::TextDisabled("· both began from the seed's initial weights");
+  else if (before && before == branch_->weights_before) ImGui::TextDisabled("· both began from weights equal bit for bit");
+  else if (before) ImGui::TextDisabled("· the weights they began from differ in rounding (the earlier steps ran under each split)");
+  ImGui::PopFont();
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+  const float fs = fonts.small->FontSize, head = fs * 1.3f, gap = fs * 0.6f;
+  const int na = pa.world() > 64 ? pa.config.pp : pa.world(), nb = pb.world() > 64 ? pb.config.pp : pb.world();
+  // The lanes share the height by how many each has (each at least a few pixels).
+  const float lanes_h = std::max(20.0f, avail.y - 2 * head - gap - 4 * s);
+  const float ha = lanes_h * (float)na / (float)(na + nb), hb = lanes_h - ha;
+  auto block = [&](int i, const char* who, const cli::TrainArgs& args, const RunStep& st, const trainer::Plan& plan,
+                   const Figures& f, float y, float h) {
+    char line[320];
+    std::snprintf(line, sizeof line, "%s  %s  ·  step %.2f ms  ·  bubble %.1f%% (textbook %.1f%%)  ·  memory per GPU %.2f–%s  ·  sent %s",
+                  who, split_name(args).c_str(), f.end * 1e3, 100 * f.bubble, 100 * f.textbook,
+                  f.mem_max >= 1e9 ? f.mem_min / 1e9 : f.mem_min / 1e6, mb(f.mem_max).c_str(), mb(f.sent).c_str());
+    dl->AddText(fonts.small, fs, {p.x, y}, col(i == 0 ? render::palette::text : render::palette::lit), line);
+    drawn_.compare_x1[i] = lanes(dl, {p.x, y + head}, avail.x - 6 * s, h, st, plan, scale_end, fonts, s);
+    drawn_.compare_loss[i] = st.loss;
+    drawn_.compare_bubble[i] = f.bubble;
+    drawn_.compare_end[i] = f.end;
+    drawn_.compare_lanes[i] = plan.world() > 64 ? plan.config.pp : plan.world();
+  };
+  block(0, "this run", run->args, *a, pa, fa, p.y, ha);
+  block(1, "branch", other_run.args, *b, pb, fb, p.y + head + ha + gap, hb);
+  drawn_.compared = true;
+  ImGui::Dummy(avail);
+}
+
+}  // namespace onegpu::app

@@ -1,0 +1,103 @@
+// Exports from the run state: a trace written from the Lab opens again (`lab --open`) with the
+// same spans, and the JSONL has one parseable object per step line and per op.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "app/lab/lab.h"
+#include "app/live/job_runner.h"
+#include "app/live/run_export.h"
+#include "app/live/run_state.h"
+#include "app/live/trace_run.h"
+#include "trainer/error.h"
+#include "trainer/io/json.h"
+
+namespace onegpu::app {
+namespace {
+
+std::string temp(const char* name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+TEST(RunExport, TraceRoundTripKeepsTheSpans) {
+  JobRunner jr;
+  RunState rs;
+  auto pump = [&] {
+    auto live = jr.live();
+    if (live && live->generation != rs.generation()) rs.attach(live);
+    rs.drain();
+  };
+  jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16", "--workers", "2"}));
+  for (int i = 0; i < 3; ++i) jr.step_whole();
+  jr.wait_idle(pump);
+  pump();
+  const std::string path = temp("onegpu_lab_export.json");
+  ASSERT_EQ(export_trace(rs, path), 3);
+
+  const TraceRun tr = load_trace_run(path);
+  ASSERT_EQ(tr.steps, 3);
+  RunState back;
+  back.attach(tr.run);
+  for (const auto& e : tr.events) back.consume(e);
+  for (int step = 0; step < 3; ++step) {
+    const RunStep* a = rs.find(step);
+    const RunStep* b = back.find(step);
+    ASSERT_TRUE(a && b) << "step " << step;
+    ASSERT_EQ(a->ops.size(), b->ops.size()) << "step " << step;
+    std::map<std::uint32_t, const OpSpan*> by_id;
+    for (const OpSpan& o : b->ops) by_id[o.id] = &o;
+    for (const OpSpan& o : a->ops) {
+      ASSERT_TRUE(by_id.count(o.id)) << "op " << o.id;
+      const OpSpan& r = *by_id[o.id];
+      EXPECT_EQ(r.rank, o.rank);
+      EXPECT_EQ(r.kind, o.kind);
+      EXPECT_EQ(r.microbatch, o.microbatch);
+      // The trace keeps microseconds, from the step's first op.
+      EXPECT_NEAR(r.vbegin, o.vbegin, 1.5e-6) << "op " << o.id;
+      EXPECT_NEAR(r.vend, o.vend, 1.5e-6) << "op " << o.id;
+    }
+    EXPECT_NEAR(b->bubble, a->bubble, 1e-3) << "the same bubble from the same spans";
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(RunExport, JsonlHasOneObjectPerStepAndOp) {
+  JobRunner jr;
+  RunState rs;
+  EXPECT_THROW(export_jsonl(rs, temp("onegpu_none.jsonl")), trainer::Error) << "nothing to export is one error";
+  auto pump = [&] {
+    auto live = jr.live();
+    if (live && live->generation != rs.generation()) rs.attach(live);
+    rs.drain();
+  };
+  jr.configure(lab_train_args({"--pp", "2", "--batch", "4", "--seq", "16", "--workers", "2"}));
+  jr.step_whole();
+  jr.step_whole();
+  jr.wait_idle(pump);
+  pump();
+  const std::string path = temp("onegpu_lab_export.jsonl");
+  const std::size_t n = export_jsonl(rs, path);
+  std::size_t ops = 0;
+  for (const RunStep& s : rs.steps()) ops += s.ops.size();
+  EXPECT_EQ(n, rs.history().size() + ops);
+  std::ifstream in(path);
+  std::string line;
+  std::size_t lines = 0, steps = 0;
+  while (std::getline(in, line)) {
+    const trainer::json::Value v = trainer::json::parse(line);
+    const std::string type = v.at("type").as_string();
+    if (type == "step") {
+      ++steps;
+      EXPECT_GT(v.at("loss").as_double(), 0);
+    } else {
+      EXPECT_EQ(type, "op");
+    }
+    ++lines;
+  }
+  EXPECT_EQ(lines, n);
+  EXPECT_EQ(steps, 2u);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace onegpu::app

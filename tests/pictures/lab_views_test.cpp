@@ -1,0 +1,226 @@
+// The Lab's second half, rendered offscreen: the replay cursor (the ranks view at moment t is
+// the run state at t), and the tabs drawn from the shown step (experts heatmap = the router's
+// counts, traffic matrix = the all-to-all rows, ledger = the formulas, charts over the steps).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include <imgui.h>
+
+#include "app/app.h"
+#include "app/assets.h"
+#include "app/live/comm_ledger.h"
+#include "app/live/job_runner.h"
+#include "pixels.h"
+#include "render/framebuffer.h"
+#include "render/headless_context.h"
+
+namespace onegpu::app {
+namespace {
+
+struct ViewsApp {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  std::unique_ptr<App> app;
+  render::Framebuffer fb{1600, 900};
+  ViewsApp() {
+    Options o;
+    app = std::make_unique<App>(find_assets(o), true, true, 1.0f, 0);
+    app->nav().set_lab(true);
+    app->set_frame_ms(-1.0f);
+    fb.bind();
+  }
+  ~ViewsApp() {
+    app.reset();
+    ImGui::DestroyContext(imgui);
+  }
+  void settle() { JobRunner::shared().wait_idle([&] { app->drain_events(); }); }
+  std::vector<std::uint8_t> frame(const char* name = nullptr) {
+    app->frame(1600, 900, 0.0f, 0.0);
+    std::vector<std::uint8_t> px = fb.read_rgba();
+    if (name) {
+      std::filesystem::create_directories(ONEGPU_TEST_OUT);
+      render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", 1600, 900, px);
+    }
+    return px;
+  }
+  void run(std::vector<std::string> flags, int steps) {
+    JobRunner& jr = JobRunner::shared();
+    jr.configure(lab_train_args(flags));
+    settle();
+    ASSERT_TRUE(jr.status().error.empty()) << jr.status().error;
+    for (int i = 0; i < steps; ++i) jr.step_whole();
+    settle();
+    frame();  // the first frame settles ImGui's layout
+  }
+};
+
+int count(const std::vector<std::uint8_t>& px, int x0, int y0, int x1, int y1, bool (*keep)(Rgb)) {
+  Image im{1600, 900, &px};
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) n += keep(im.at(x, y));
+  return n;
+}
+
+TEST(LabReplay, RanksViewAtTheCursorIsTheRunStateThere) {
+  ViewsApp t;
+  t.run({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16"}, 2);
+  const RunStep* s = t.app->run_state().latest();
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->complete);
+  double end = 0;
+  for (const OpSpan& o : s->ops) end = std::max(end, o.vend);
+  int busy_seen = 0;
+  for (double f : {0.0, 0.13, 0.37, 0.5, 0.71, 0.94, 1.0}) {
+    t.app->lab().scrub_to(t.app->run_state(), f);
+    t.frame(f == 0.37 ? "lab_replay_037" : nullptr);
+    const LabDrawn& d = t.app->lab().drawn();
+    const double tau = f * end;
+    EXPECT_NEAR(d.playhead, tau, 1e-12) << "the cursor at " << f << " of the step";
+    ASSERT_EQ(d.rank_op.size(), 4u);
+    for (int r = 0; r < 4; ++r) {
+      // Independently: the ops rank r had under way at tau, straight from the spans.
+      std::set<std::int32_t> under_way;
+      for (const OpSpan& o : s->ops)
+        if (o.rank == r && o.vbegin <= tau + 1e-12 && tau <= o.vend + 1e-12) under_way.insert((std::int32_t)o.id);
+      if (under_way.empty()) {
+        EXPECT_EQ(d.rank_op[(std::size_t)r], -1) << "GPU " << r + 1 << " idle at " << f;
+      } else {
+        EXPECT_TRUE(under_way.count(d.rank_op[(std::size_t)r])) << "GPU " << r + 1 << " at " << f;
+        ++busy_seen;
+      }
+    }
+  }
+  EXPECT_GT(busy_seen, 6) << "the moments chosen catch GPUs at work";
+}
+
+TEST(LabReplay, PlayMovesTheCursorAtItsSpeedAndStopsAtTheEnd) {
+  ReplayCursor c;
+  EXPECT_TRUE(c.live());
+  c.speed = 2;
+  c.play(0.01);
+  c.advance(1.0, 0.01);  // 1 s at 2x: a quarter of an 8 s step
+  EXPECT_NEAR(c.t, 0.01 * 2 / ReplayCursor::kStepSeconds, 1e-15);
+  c.speed = 100;  // past the fastest: 10x
+  c.advance(0.1, 0.01);
+  EXPECT_NEAR(c.t, 0.01 * (2 + 1) / ReplayCursor::kStepSeconds, 1e-15);
+  EXPECT_DOUBLE_EQ(c.speed, ReplayCursor::kMaxSpeed);
+  c.advance(100.0, 0.01);
+  EXPECT_DOUBLE_EQ(c.t, 0.01);
+  EXPECT_FALSE(c.playing) << "stops at the end";
+}
+
+TEST(LabReplay, NextAndPreviousOpOfARank) {
+  RunStep s;
+  for (auto [b, e] : {std::pair{0.0, 1.0}, {2.0, 3.0}, {5.0, 6.0}}) {
+    OpSpan o;
+    o.vbegin = b, o.vend = e;
+    s.ops.push_back(o);
+  }
+  const std::vector<std::uint32_t> lane{0, 1, 2};
+  EXPECT_DOUBLE_EQ(op_jump(s, lane, 0.5, false, +1), 2.0);
+  EXPECT_DOUBLE_EQ(op_jump(s, lane, 2.0, false, +1), 5.0);
+  EXPECT_DOUBLE_EQ(op_jump(s, lane, 2.0, false, -1), 0.0);
+  EXPECT_DOUBLE_EQ(op_jump(s, lane, 5.5, false, +1), 5.5) << "no op after the last: stay";
+  EXPECT_EQ(op_at(s, lane, 4.0, false), nullptr) << "between ops: idle";
+  EXPECT_EQ(op_at(s, lane, 2.5, false), &s.ops[1]);
+}
+
+TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
+  ViewsApp t;
+  t.run({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16"}, 3);
+  const RunStep* s = t.app->run_state().latest();
+  ASSERT_NE(s, nullptr);
+  const int L = 4, E = 16;
+  ASSERT_EQ(s->router.size(), (std::size_t)(L * E));
+
+  t.app->lab().set_tab(LabTab::Experts);
+  t.frame();
+  auto px = t.frame("lab_tab_experts");
+  EXPECT_EQ(t.app->lab().drawn().tab, "experts");
+  EXPECT_EQ(t.app->lab().drawn().heat, s->router) << "the heatmap is the router's own counts";
+  for (int l = 0; l < L; ++l) {
+    std::int64_t sum = 0;
+    for (int e = 0; e < E; ++e) sum += s->router[(std::size_t)(l * E + e)];
+    EXPECT_EQ(sum, 8 * 16 * 2) << "layer " << l + 1 << ": every token of the batch chose its top-2";
+  }
+  EXPECT_GT(count(px, 360, 420, 1290, 880, fills::amber), 2000) << "the heatmap's hot cells";
+
+  t.app->lab().set_tab(LabTab::Traffic);
+  t.frame();
+  px = t.frame("lab_tab_traffic");
+  const auto& m = t.app->lab().drawn().traffic;
+  ASSERT_EQ(m.size(), 16u);
+  std::int64_t rows = 0, matrix = 0;
+  for (const TrafficRow& r : s->traffic) rows += r.rows;
+  for (std::int64_t x : m) matrix += x;
+  EXPECT_EQ(matrix, rows);
+  EXPECT_GT(rows, 0);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(m[(std::size_t)(r * 4 + r)], 0) << "no rows to itself";
+  EXPECT_EQ(m[0 * 4 + 2], 0) << "GPU 1 and GPU 3 are in different stages: no all-to-all between them";
+
+  t.app->lab().set_tab(LabTab::Ledger);
+  t.frame();
+  t.frame("lab_tab_ledger");
+  const LabDrawn& d = t.app->lab().drawn();
+  ASSERT_EQ(d.ledger_measured.size(), (std::size_t)kTransfers);
+  for (int i = 0; i < kTransfers; ++i)
+    if (d.ledger_predicted[(std::size_t)i] >= 0)
+      EXPECT_NEAR(d.ledger_measured[(std::size_t)i], d.ledger_predicted[(std::size_t)i],
+                  1e-9 * std::max(1.0, d.ledger_predicted[(std::size_t)i]))
+          << transfer_name((Transfer)i);
+
+  t.app->lab().set_tab(LabTab::Charts);
+  t.frame();
+  px = t.frame("lab_tab_charts");
+  EXPECT_GE(t.app->lab().drawn().chart_points, 3 * 5) << "three steps in each chart";
+  EXPECT_GE(t.app->lab().drawn().memory_bands, 4) << "weights, gradients, optimizer, activations";
+  EXPECT_GT(count(px, 1000, 420, 1290, 880, fills::lavender), 300) << "the weights' band";
+}
+
+}  // namespace
+}  // namespace onegpu::app
+
+namespace onegpu::app {
+namespace {
+
+// "What does 1F1B buy over GPipe here": the same step branched under GPipe computes the same
+// loss bit for bit (same weights, same batch), on a different timeline: GPipe runs every
+// forward before any backward, so its first stage holds more activations at its peak.
+TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
+  ViewsApp t;
+  const std::vector<std::string> flags{"--pp", "2", "--microbatches", "4", "--schedule", "1f1b", "--batch", "8", "--seq", "16"};
+  t.run(flags, 2);
+  JobRunner& jr = JobRunner::shared();
+  std::vector<std::string> other = flags;
+  other.insert(other.end(), {"--schedule", "gpipe"});
+  jr.branch(lab_train_args(other), 1);
+  t.settle();
+  ASSERT_TRUE(jr.status().error.empty()) << jr.status().error;
+  t.app->drain_events();
+  t.app->lab().set_tab(LabTab::Compare);
+  t.frame();
+  const auto px = t.frame("lab_compare_gpipe_1f1b");
+  const LabDrawn& d = t.app->lab().drawn();
+  ASSERT_TRUE(d.compared);
+  EXPECT_EQ(d.compare_loss[0], d.compare_loss[1]) << "same weights, same batch: the same loss bit for bit";
+  EXPECT_NE(d.compare_bubble[0], d.compare_bubble[1]) << "two schedules, two timelines";
+  EXPECT_EQ(d.compare_lanes[0], 2);
+  EXPECT_EQ(d.compare_lanes[1], 2);
+  // One time scale: the longer step reaches further right.
+  EXPECT_EQ(d.compare_end[0] < d.compare_end[1], d.compare_x1[0] < d.compare_x1[1]);
+  const RunStep* a = t.app->run_state().find(1);
+  const RunStep* b = t.app->branch_state().find(1);
+  ASSERT_TRUE(a && b);
+  ASSERT_FALSE(a->memory.empty());
+  ASSERT_FALSE(b->memory.empty());
+  EXPECT_LT(a->memory[0].peak[3], b->memory[0].peak[3]) << "1F1B's first stage holds fewer microbatches' activations";
+  EXPECT_GT(count(px, 360, 480, 1290, 880, fills::amber), 2000) << "both timelines' forwards";
+  EXPECT_GT(count(px, 360, 480, 1290, 880, fills::pink), 2000) << "and backwards";
+}
+
+}  // namespace
+}  // namespace onegpu::app
