@@ -45,7 +45,7 @@ std::int64_t sum(std::initializer_list<std::int64_t> v) {
 
 }  // namespace
 
-RankFootprint rank_footprint(const ModelConfig& m, const FootprintSplit& sp, int rank, const ActivationStorage& act) {
+RankFootprint rank_footprint(const ModelConfig& m, const FootprintSplit& sp, int rank, const StorageRules& rules) {
   if (sp.zero < 0 || sp.zero > 3) throw Error("zero must be 0, 1, 2 or 3 (got " + std::to_string(sp.zero) + ")");
   const int S = sp.seq_len > 0 ? sp.seq_len : m.seq_len;
   RunConfig rc;
@@ -87,27 +87,31 @@ RankFootprint rank_footprint(const ModelConfig& m, const FootprintSplit& sp, int
   by[(std::size_t)MemCategory::Optimizer] = held(12, 1);
 
   // ---- activations ----
-  const std::int64_t B = sp.texts_per_microbatch, T = B * S, a = act.bytes_per_value;
+  const std::int64_t B = sp.texts_per_microbatch, T = B * S, a = rules.bytes_per_value;
   // Kept per layer and microbatch: x_in, h1, qkv (3), att, x_mid, h2 = 8 T·D, two rstd T; the
   // attention matrix; router logits and probabilities T·E, gates T·k; four int32 index arrays
   // T·k; the experts' input and output rows T·k·D each, hidden pair T·k·F each.
   const std::int64_t per_layer =
-      a * sum({8 * T * D, 2 * T, act.attention_matrix ? B * m.n_heads * (std::int64_t)S * S : 0, 2 * T * E, T * K,
+      a * sum({8 * T * D, 2 * T, rules.attention_matrix ? B * m.n_heads * (std::int64_t)S * S : 0, 2 * T * E, T * K,
                2 * T * K * D, 2 * T * K * F}) +
       4 * 4 * T * K;
   const int chunks = chunks_in_flight(sp.schedule, sp.pp, sp.vstages, sp.microbatches, at.stage);
   f.in_flight = (double)chunks / sp.vstages;
-  std::int64_t kept = (std::int64_t)chunks * rc.layers_per_chunk() * per_layer;
+  const std::int64_t kept_per_layer = rules.recompute ? a * T * D : per_layer;
+  std::int64_t kept = (std::int64_t)chunks * rc.layers_per_chunk() * kept_per_layer;
   // The last chunk's microbatches also keep the head's input, its norm and the gradient
   // waiting for backward (x_final, h_f, dx: 3 T·D, rstd_f T).
   if (last) kept += (std::int64_t)std::min(chunks, sp.microbatches) * a * (3 * T * D + T);
   // Briefly live inside one op, the largest of: a layer's bf16 weights unpacked to fp32 with
-  // its backward working set (about 7 T·D, 2 T·k·D, 2 T·k·F, T·E); the head's weights with the
-  // logits' gradient; the embedding's weights.
-  const std::int64_t layer_view = 4 * (dense_layer + rc.experts_per_rank() * expert);
-  const std::int64_t work = layer_view + a * sum({7 * T * D, 2 * T * K * D, 2 * T * K * F, T * E});
-  const std::int64_t head_work = last ? 4 * D * V + a * (2 * T * V + T * D) : 0;
-  const std::int64_t embed_work = first ? 4 * V * D : 0;
+  // its backward working set (about 7 T·D, 2 T·k·D, 2 T·k·F, T·E; with recomputation, the
+  // layer's recomputed activations too); the head's weights with the logits' gradient; the
+  // embedding's weights.
+  const std::int64_t w32 = rules.fp32_weight_copy ? 4 : 0;
+  const std::int64_t layer_view = w32 * (dense_layer + rc.experts_per_rank() * expert);
+  const std::int64_t work = layer_view + a * sum({7 * T * D, 2 * T * K * D, 2 * T * K * F, T * E}) +
+                            (rules.recompute ? per_layer : 0);
+  const std::int64_t head_work = last ? w32 * D * V + a * (2 * T * V + T * D) : 0;
+  const std::int64_t embed_work = first ? w32 * V * D : 0;
   by[(std::size_t)MemCategory::Activations] = kept + std::max({work, head_work, embed_work});
 
   // ---- communication: the largest buffer live at once ----
@@ -117,6 +121,7 @@ RankFootprint rank_footprint(const ModelConfig& m, const FootprintSplit& sp, int
   std::int64_t grad_buf = 0;
   if (f.dense_group > 1) grad_buf = std::max({dense_layer, first ? V * D : 0, last ? D + D * V : 0});
   if (f.expert_group > 1) grad_buf = std::max(grad_buf, rc.experts_per_rank() * expert);
+  if (rules.grad_bucket_bytes > 0) grad_buf = std::min(grad_buf, rules.grad_bucket_bytes / 4);
   std::int64_t comm = 4 * grad_buf;
   if (sp.pp > 1) comm = std::max(comm, a * T * D);
   if (sp.ep > 1) comm = std::max(comm, a * T * K * D);

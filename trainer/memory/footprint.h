@@ -47,11 +47,18 @@ struct FootprintSplit {
   int zero = 0;                            // 0, 1 (the trainer runs both), 2, 3 (formula only)
 };
 
-// How activations are kept. The trainer: fp32 values, the attention matrix stored. A large
-// run keeps bf16 and recomputes attention (flash attention) instead of storing it.
-struct ActivationStorage {
+// How activations and buffers are kept. The defaults are this trainer's: fp32 values, the
+// attention matrix stored, a layer's bf16 weights unpacked to fp32 while it runs, a whole
+// layer's gradients reduced in one buffer. A large run keeps bf16 activations, recomputes
+// attention (flash attention), reads bf16 weights directly and reduces in buckets.
+struct StorageRules {
   int bytes_per_value = 4;
   bool attention_matrix = true;
+  bool fp32_weight_copy = true;
+  std::int64_t grad_bucket_bytes = 0;  // 0: one buffer per layer (or embedding, or head)
+  // Activation recomputation: keep only each layer's input (T·D) per microbatch in flight and
+  // redo the forward during backward, so one layer's full set is live at a time.
+  bool recompute = false;
 };
 
 struct RankFootprint {
@@ -69,7 +76,7 @@ struct RankFootprint {
 // Throws Error (one line) when the split is not valid for the model (plan rules) or zero is
 // not 0..3.
 RankFootprint rank_footprint(const ModelConfig& model, const FootprintSplit& split, int rank,
-                             const ActivationStorage& act = {});
+                             const StorageRules& rules = {});
 
 // Chunks of one microbatch (a chunk is layers / (pp·vstages) layers) whose activations
 // `stage` holds at once under the schedule.
