@@ -53,6 +53,7 @@ std::int64_t active_params(const ModelConfig& m) {
 ShareFigures share_figures(const ModelConfig& m, const FootprintSplit& split, int rank, const StorageRules& rules,
                            const GpuModel& gpu, double utilisation) {
   ShareFigures f;
+  f.gpus = split.dp * split.pp;
   f.model_params = param_breakdown(m).total();
   f.model_bytes = 18 * f.model_params;
   for (int z = 0; z < 4; ++z) {
@@ -72,6 +73,7 @@ ShareFigures share_figures(const ModelConfig& m, const FootprintSplit& split, in
   const double per_token = 6.0 * (double)f.active_params + 12.0 * m.n_layers * (double)m.d_model * (double)S;
   f.flops_per_step = per_token * (double)f.tokens_per_step;
   f.utilisation = utilisation;
+  f.peak_flops = gpu.bf16_flops;
   const double world = (double)split.dp * split.pp;
   f.step_seconds = f.flops_per_step / (world * gpu.bf16_flops * utilisation);
 

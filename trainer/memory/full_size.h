@@ -54,6 +54,7 @@ struct CollectiveFigure {
 
 // GPU `rank`'s share of `model` under `split`, modelled.
 struct ShareFigures {
+  int gpus = 0;                    // dp × pp
   std::int64_t model_params = 0;   // the whole model
   std::int64_t model_bytes = 0;    // × 18
   RankFootprint zero[4];           // zero 0..3 (1: the trainer runs it; 2, 3 formula only)
@@ -64,6 +65,7 @@ struct ShareFigures {
   std::int64_t tokens_per_step = 0;
   double flops_per_step = 0;
   double utilisation = 0.4;
+  double peak_flops = 0;           // per GPU
   double step_seconds = 0;
   std::vector<CollectiveFigure> collectives;  // zero 0 (all-reduce) then zero 1 (reduce-scatter, all-gather)
 };
