@@ -32,7 +32,9 @@ glm::vec4 kind_colour(EventKind k) {
     case EventKind::Send:
     case EventKind::Recv: return render::rgb(0x6f8fb8);
     case EventKind::AllToAll: return render::rgb(0x4fc1b0);
-    case EventKind::AllReduce: return weights;
+    case EventKind::AllReduce:
+    case EventKind::ReduceScatter: return weights;
+    case EventKind::AllGather: return render::mix(weights, text, 0.4f);
     case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
     case EventKind::Update: return optimizer;
     default: return text_faint;

@@ -88,6 +88,8 @@ double CostModel::collective_cost(const Collective& c) const {
     case OpKind::AllReduce:  // ring: reduce-scatter then all-gather
       return 2 * ring_phase_seconds(l, n, c.bytes);
     case OpKind::AllToAll:  // each member keeps 1/n of its buffer and sends the rest
+    case OpKind::ReduceScatter:  // one ring phase each: half an all-reduce
+    case OpKind::AllGather:
       return ring_phase_seconds(l, n, c.bytes);
     case OpKind::Broadcast:  // pipelined tree
       return std::ceil(std::log2(n)) * l.latency_s + static_cast<double>(c.bytes) / l.bandwidth_bytes_per_s;

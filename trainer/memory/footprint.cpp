@@ -76,11 +76,16 @@ RankFootprint rank_footprint(const ModelConfig& m, const FootprintSplit& sp, int
   f.dense_group = sp.dp;
   f.expert_group = sp.dp / sp.ep;
 
-  // A category of `b` bytes a weight, split over the copies from `stage` on.
-  auto held = [&](std::int64_t b, int from_stage) {
-    if (sp.zero < from_stage) return b * f.params;
-    return b * (shard_size(f.dense_params, f.dense_group, at.dp) + shard_size(f.expert_params, f.expert_group, at.ep_group));
-  };
+  // What a sharded category holds: the rank's piece of every collective (chunk and group).
+  std::int64_t pieces = 0;
+  for (int c : L.chunks_of_stage(at.stage)) {
+    const std::int64_t dense = rc.layers_per_chunk() * dense_layer + (c == 0 ? V * D : 0) + (c == rc.chunks() - 1 ? D + D * V : 0);
+    pieces += shard_size(dense, f.dense_group, at.dp) +
+              shard_size((std::int64_t)rc.layers_per_chunk() * rc.experts_per_rank() * expert, f.expert_group, at.ep_group);
+  }
+  f.sharded_params = pieces;
+  // A category of `b` bytes a weight, split over the copies from ZeRO stage `from` on.
+  auto held = [&](std::int64_t b, int from) { return b * (sp.zero < from ? f.params : pieces); };
   auto& by = f.bytes;
   by[(std::size_t)MemCategory::Weights] = held(2, 3);
   by[(std::size_t)MemCategory::Gradients] = held(4, 2);

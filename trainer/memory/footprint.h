@@ -20,8 +20,8 @@
 //            that hold that expert
 //   zero 2   the gradients split the same way too        (formula only: the trainer runs 0 and 1)
 //   zero 3   and the bf16 weights                        (formula only)
-// A group's n weights are split in contiguous pieces, member i of d holding
-// [n·i/d, n·(i+1)/d), so the pieces differ by at most one weight.
+// The n weights one collective covers (a chunk's dense weights, or its experts) are split in
+// contiguous pieces, member i of d holding [n·i/d, n·(i+1)/d), as the trainer splits them.
 //
 // Activations: what the schedule's in-flight microbatches keep for backward (per layer and
 // microbatch the tensors LayerCache and Routing hold, model.h / moe.h), times the microbatch
@@ -66,6 +66,7 @@ struct RankFootprint {
   std::int64_t dense_params = 0;   // of which embedding, attention, norms, router, head
   std::int64_t expert_params = 0;  // of which its experts
   int dense_group = 1, expert_group = 1;  // ranks sharing a copy of each (the ZeRO divisors)
+  std::int64_t sharded_params = 0; // its pieces when sharded: about dense/dense_group + expert/expert_group
   double in_flight = 0;            // microbatches (whole stage) whose activations are held at the peak
   std::array<std::int64_t, kMemCategoryCount> bytes{};  // by MemCategory
   std::int64_t operator[](MemCategory c) const { return bytes[static_cast<std::size_t>(c)]; }
