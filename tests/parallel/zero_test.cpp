@@ -176,3 +176,46 @@ TEST(Zero, PlanReduceScattersAndAllGathersOnTheVirtualClock) {
 
 }  // namespace
 }  // namespace onegpu::trainer
+
+namespace onegpu::trainer {
+namespace {
+
+// Checkpoints are written unsharded: a run saved with ZeRO-1 resumes without it and the
+// reverse, and both go on bitwise as the run that never stopped.
+TEST(Zero, CheckpointsSavedShardedLoadUnshardedAndTheReverse) {
+  const Split sp{2, 2, 1, 1, Schedule::OneFOneB};
+  std::vector<double> whole;
+  {
+    ParallelTrainer t(setup().model, options(sp, 0), setup().train);
+    for (int i = 0; i < kSteps; ++i) whole.push_back(t.step().loss);
+  }
+  const std::vector<float> whole_master = [&] {
+    ParallelTrainer t(setup().model, options(sp, 0), setup().train);
+    for (int i = 0; i < kSteps; ++i) t.step();
+    return t.master_weights();
+  }();
+  const std::string path = ::testing::TempDir() + "zero_test.ckpt";
+  for (int saved_zero : {1, 0}) {
+    {
+      ParallelTrainer t(setup().model, options(sp, saved_zero), setup().train);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(t.step().loss, whole[i]);
+      t.save(path);
+    }
+    ParallelTrainer t(setup().model, options(sp, 1 - saved_zero), setup().train);
+    t.load(path);
+    EXPECT_EQ(t.steps_done(), 3);
+    for (int i = 3; i < kSteps; ++i) EXPECT_EQ(t.step().loss, whole[i]) << "saved with zero " << saved_zero << ", step " << i;
+    const std::vector<float> m = t.master_weights();
+    ASSERT_EQ(m.size(), whole_master.size());
+    EXPECT_EQ(std::memcmp(m.data(), whole_master.data(), m.size() * sizeof(float)), 0) << "saved with zero " << saved_zero;
+    EXPECT_TRUE(t.replicas_agree());
+  }
+  // Another model's checkpoint is refused in one line.
+  ModelConfig other = setup().model;
+  other.n_layers = 2;
+  ParallelTrainer t(other, options(Split{2, 2, 1, 1, Schedule::OneFOneB}, 1), setup().train);
+  EXPECT_THROW(t.load(path), Error);
+}
+
+}  // namespace
+}  // namespace onegpu::trainer

@@ -7,12 +7,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
+#include <span>
 #include <tuple>
 #include <functional>
 #include <mutex>
 #include <thread>
 
 #include "trainer/error.h"
+#include "trainer/io/safetensors.h"
 #include "trainer/ops/cpu_backend.h"
 
 namespace onegpu::trainer {
@@ -978,23 +981,129 @@ void for_each_tensor_part(const ParamStore& P, std::int64_t flat, std::int64_t n
 }
 }  // namespace
 
-std::vector<float> ParallelTrainer::master_weights() const {
+namespace {
+enum class StateArray { Master, AdamM, AdamV };
+
+// One optimizer array of the whole model in the unsharded layout (zero 1: from the pieces), or
+// the reverse: `out` scattered into every rank's copy or piece.
+template <class Ranks>  // Impl::Rank, deduced (the type is private)
+std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which) {
   std::int64_t n = 0;
-  for (const auto& R : impl_->ranks)
+  for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
   std::vector<float> out((std::size_t)n, 0.f);
-  for (const auto& R : impl_->ranks) {
+  for (const auto& R : ranks) {
     const ParamStore& P = R.model->params();
-    if (impl_->zero1()) {  // each weight's master sits in one rank's piece
+    if (zero1) {  // each weight's state sits in one rank's piece
+      const float* src = which == StateArray::Master ? R.master.data() : which == StateArray::AdamM ? R.adam_m.data() : R.adam_v.data();
       for (const OptimizerPiece& pc : R.pieces)
         for_each_tensor_part(P, pc.flat, pc.n, [&](std::int64_t full, std::int64_t flat, std::int64_t len) {
-          std::copy_n(R.master.data() + pc.at + (flat - pc.flat), len, out.data() + full);
+          std::copy_n(src + pc.at + (flat - pc.flat), len, out.data() + full);
         });
       continue;
     }
-    for (const auto& t : P.tensors()) std::copy_n(P.master.data() + t.offset, t.size(), out.data() + t.full_offset);
+    const float* src = which == StateArray::Master ? P.master.data() : which == StateArray::AdamM ? P.adam_m.data() : P.adam_v.data();
+    for (const auto& t : P.tensors()) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
   }
   return out;
+}
+
+template <class Ranks>
+void scatter_state(Ranks& ranks, bool zero1, StateArray which,
+                          const std::vector<float>& in) {
+  for (auto& R : ranks) {
+    ParamStore& P = R.model->params();
+    if (zero1) {
+      float* dst = which == StateArray::Master ? R.master.data() : which == StateArray::AdamM ? R.adam_m.data() : R.adam_v.data();
+      for (const OptimizerPiece& pc : R.pieces)
+        for_each_tensor_part(P, pc.flat, pc.n, [&](std::int64_t full, std::int64_t flat, std::int64_t len) {
+          std::copy_n(in.data() + full, len, dst + pc.at + (flat - pc.flat));
+        });
+    } else {
+      float* dst = which == StateArray::Master ? P.master.data() : which == StateArray::AdamM ? P.adam_m.data() : P.adam_v.data();
+      for (const auto& t : P.tensors()) std::copy_n(in.data() + t.full_offset, t.size(), dst + t.offset);
+    }
+    // Every copy holds every weight it uses in bf16, rounded from the master.
+    if (which == StateArray::Master)
+      for (const auto& t : P.tensors())
+        for (std::int64_t i = 0; i < t.size(); ++i)
+          P.weights[(std::size_t)(t.offset + i)] = float_to_bf16(in[(std::size_t)(t.full_offset + i)]);
+  }
+}
+
+}  // namespace
+
+std::vector<float> ParallelTrainer::master_weights() const {
+  return gather_state(impl_->ranks, impl_->zero1(), StateArray::Master);
+}
+
+namespace {
+constexpr const char* kParallelFormat = "onegpu-parallel-checkpoint-1";
+std::vector<std::int64_t> tensor_shape(const ParamTensor& t) {
+  if (t.rows == 1) return {t.cols};
+  return {t.rows, t.cols};
+}
+}  // namespace
+
+void ParallelTrainer::save(const std::string& path) const {
+  const Impl& I = *impl_;
+  if (I.current) throw Error("save: a step is in progress");
+  const std::vector<float> master = gather_state(I.ranks, I.zero1(), StateArray::Master),
+                           m = gather_state(I.ranks, I.zero1(), StateArray::AdamM),
+                           v = gather_state(I.ranks, I.zero1(), StateArray::AdamV);
+  safetensors::File f;
+  std::set<std::string> done;
+  for (const auto& R : I.ranks)
+    for (const auto& t : R.model->params().tensors()) {
+      if (!done.insert(t.name).second) continue;
+      const std::size_t a = (std::size_t)t.full_offset, n = (std::size_t)t.size();
+      std::vector<std::uint16_t> w(n);
+      for (std::size_t i = 0; i < n; ++i) w[i] = float_to_bf16(master[a + i]);
+      f.add_bf16(t.name, tensor_shape(t), w);
+      f.add_f32("optim.master." + t.name, tensor_shape(t), std::span<const float>(master.data() + a, n));
+      f.add_f32("optim.adam_m." + t.name, tensor_shape(t), std::span<const float>(m.data() + a, n));
+      f.add_f32("optim.adam_v." + t.name, tensor_shape(t), std::span<const float>(v.data() + a, n));
+    }
+  f.metadata["format"] = kParallelFormat;
+  f.metadata["config"] = config_to_string(I.mc);
+  f.metadata["step"] = std::to_string(I.step_);
+  f.metadata["data_rng"] = std::to_string(I.data_rng.state());
+  f.metadata["zero"] = std::to_string(I.opt.zero);  // how it ran; the layout is the same
+  safetensors::save(f, path);
+}
+
+void ParallelTrainer::load(const std::string& path) {
+  Impl& I = *impl_;
+  if (I.current) throw Error("load: a step is in progress");
+  const safetensors::File f = safetensors::load(path);
+  if (f.meta("format") != kParallelFormat) throw Error("load: " + path + " is not a split-run checkpoint");
+  if (f.meta("config") != config_to_string(I.mc)) throw Error("load: " + path + " holds another model");
+  std::vector<float> state[3];
+  const char* prefix[3] = {"optim.master.", "optim.adam_m.", "optim.adam_v."};
+  for (int k = 0; k < 3; ++k) state[k] = gather_state(I.ranks, I.zero1(), StateArray::Master);  // sized
+  std::set<std::string> done;
+  for (const auto& R : I.ranks)
+    for (const auto& t : R.model->params().tensors()) {
+      if (!done.insert(t.name).second) continue;
+      for (int k = 0; k < 3; ++k) {
+        const auto& x = f.get(prefix[k] + t.name);
+        if (x.shape != tensor_shape(t)) throw Error("load: tensor '" + t.name + "' has the wrong shape in " + path);
+        const std::vector<float> vals = x.f32();
+        std::copy(vals.begin(), vals.end(), state[k].begin() + t.full_offset);
+      }
+    }
+  scatter_state(I.ranks, I.zero1(), StateArray::Master, state[0]);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, state[1]);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, state[2]);
+  const auto number = [&](const char* k) {
+    const std::string& s = f.meta(k);
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || *end) throw Error(std::string("load: bad '") + k + "' in " + path);
+    return v;
+  };
+  I.step_ = (int)number("step");
+  I.data_rng.set_state(number("data_rng"));
 }
 
 bool ParallelTrainer::replicas_agree() const {

@@ -131,6 +131,12 @@ class ParallelTrainer {
 
   // The whole model's master weights, gathered from the ranks in the unsharded layout.
   std::vector<float> master_weights() const;
+  // Checkpoints, always in the unsharded layout (every weight once: bf16 weight, fp32 master,
+  // both Adam moments; the step and the data RNG), whatever the run's zero: a run with zero 1
+  // loads what one with zero 0 saved and the reverse, and goes on bitwise as if never stopped.
+  // load() throws Error (one line) for a file of another model or format.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.
   bool replicas_agree() const;
   // Token rows (token × chosen expert) `rank` sent to experts on other ranks in the forward
