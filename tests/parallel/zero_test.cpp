@@ -128,7 +128,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Split{2, 1, 1, 1, Schedule::OneFOneB}, Split{4, 1, 1, 1, Schedule::OneFOneB},
                       Split{2, 2, 1, 1, Schedule::OneFOneB}, Split{4, 2, 1, 1, Schedule::OneFOneB},
                       Split{2, 1, 2, 1, Schedule::GPipe}, Split{2, 1, 2, 2, Schedule::Interleaved},
-                      Split{2, 2, 2, 1, Schedule::OneFOneB}, Split{2, 2, 2, 1, Schedule::ZeroBubbleH1}),
+                      Split{2, 2, 2, 1, Schedule::OneFOneB}, Split{2, 2, 2, 1, Schedule::ZeroBubbleH1},
+                      Split{1, 1, 2, 1, Schedule::OneFOneB}),  // dp = 1: nothing to split
     [](const ::testing::TestParamInfo<Split>& i) {
       const Split& s = i.param;
       return "dp" + std::to_string(s.dp) + "ep" + std::to_string(s.ep) + "pp" + std::to_string(s.pp) + "v" +

@@ -179,19 +179,19 @@ struct ParallelTrainer::Impl final : OpRunner {
         sh.embedding = R.coord.stage == L.stage_of_chunk(0);
         sh.head = R.coord.stage == L.stage_of_chunk(rc.chunks() - 1);
         R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, sh, whole);
-        if (opt.zero == 1) shard_optimizer(r);  // each rank's pieces from the initial weights
+        if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
         if (opt.broadcast_first_step) {
           // Only the first rank of each group has weights; the broadcast brings the others'.
           ParamStore& P = R.model->params();
           for (const auto& t : P.tensors()) {
             const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
             if (root) continue;
-            if (opt.zero == 1)
+            if (zero1())
               std::fill_n(P.weights.data() + t.offset, t.size(), float_to_bf16(0.f));
             else
               std::fill_n(P.master.data() + t.offset, t.size(), 0.f);
           }
-          if (opt.zero != 1) P.sync_weights_from_master();
+          if (!zero1()) P.sync_weights_from_master();
         }
       };
       for_ranks(world, build);
@@ -205,7 +205,9 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   // ---- ZeRO-1 ----
-  bool zero1() const { return opt.zero == 1; }
+  // With dp = 1 every group is of one rank: ZeRO-1 has nothing to split, and the store keeps
+  // its own master and moments (by-hand runs read them).
+  bool zero1() const { return opt.zero == 1 && opt.dp > 1; }
 
   // (group, chunk) collectives this rank is a member of (or would be, for groups of one),
   // with its index in the group and the group's size.
