@@ -1,6 +1,6 @@
 #pragma once
 // The memory formula: the bytes one rank holds, by category, for any model shape and split,
-// computed from the shape alone (no allocation). tests/trainer/footprint_test.cpp holds it
+// computed from the shape alone (no allocation). tests/parallel/footprint_test.cpp holds it
 // against the tracking allocator's measured bytes at tiny scale: exact for weights, gradients
 // and optimizer state; within a stated tolerance for activations and communication buffers,
 // which depend on where the router sends tokens and on what is briefly live inside an op.
@@ -17,7 +17,7 @@
 //   zero 0   2n + 4n + 12n
 //   zero 1   the 12 bytes of optimizer state split over the ranks holding copies of a weight:
 //            dense weights over the stage's dp ranks, an expert's weights over the dp/ep ranks
-//            that hold that expert
+//            that hold that expert (the trainer runs it: ParallelOptions::zero)
 //   zero 2   the gradients split the same way too        (formula only: the trainer runs 0 and 1)
 //   zero 3   and the bf16 weights                        (formula only)
 // The n weights one collective covers (a chunk's dense weights, or its experts) are split in
@@ -26,9 +26,11 @@
 // Activations: what the schedule's in-flight microbatches keep for backward (per layer and
 // microbatch the tensors LayerCache and Routing hold, model.h / moe.h), times the microbatch
 // chunks live at once on this rank's stage (GPipe: all; 1F1B: pp − stage; ZB-H1: pp, the
-// deferred weight passes' microbatches included; interleaved: Megatron's warm-up + 1), plus one layer's backward working set and, on the last stage, the
-// logits and their gradient. Communication: the largest single buffer a collective or a send
-// uses (this trainer reduces a whole layer's gradients in one buffer).
+// deferred weight passes' microbatches included; interleaved: Megatron's warm-up + 1), plus
+// one layer's backward working set and, on the last stage, the logits and their gradient.
+// Communication: the largest single buffer a collective or a send uses (this trainer reduces
+// a whole layer's gradients in one buffer; StorageRules can cap it at a bucket).
+// Activation recomputation (StorageRules::recompute) is formula only: the trainer keeps all.
 #include <array>
 #include <cstdint>
 
