@@ -29,7 +29,8 @@ float parse_float(const std::string& s, const std::string& what) {
 // `onegpu train` flags that name a split: a user who adds them to a chapter wants to see that
 // split, which only the Lab can run live.
 bool is_split_flag(const std::string& a) {
-  for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--microbatches", "--link", "--batch", "--seq"})
+  for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--microbatches", "--link", "--batch", "--seq",
+                        "--zero"})
     if (a == f) return true;
   return false;
 }

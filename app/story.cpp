@@ -136,7 +136,9 @@ const std::vector<ChapterInfo>& story() {
        "Keep training", true},
       {"one-of-512", "Scale", "GPU 1, again",
        "Every GPU in the field is doing its own share of what GPU 1 did. Ours holds four of the "
-       "32 layers and eight of each layer's 64 experts.",
+       "32 layers and eight of each layer's 64 experts. At full size the same share outgrows any "
+       "GPU; it fits only once the copies share out their optimizer state, gradients and weights "
+       "(modelled, on the right).",
        "", true},
   };
   return chapters;

@@ -11,6 +11,7 @@
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
 #include "app/scene/chip.h"
+#include "app/scene/full_size_bars.h"
 #include "app/scene/gpu_box.h"
 #include "app/scene/scale_block.h"
 #include "render/palette.h"
@@ -267,9 +268,21 @@ Camera gpu1_view(const FieldLayout& layout, glm::vec2 viewport) {
 }
 }  // namespace
 
+Rect OneOf512Chapter::full_size_area() const {
+  Rect chip = layout_.chip_rect(0);
+  const float s = chip.size().x;
+  return {{chip.max.x + 0.34f * s, chip.min.y - 0.40f * s}, {chip.max.x + 1.94f * s, chip.max.y + 0.14f * s}};
+}
+
 Camera OneOf512Chapter::camera(glm::vec2 viewport, float t) const {
   Camera field = field_camera(layout_, viewport);
-  return dive(field, gpu1_view(layout_, viewport), phase(t, kDive, kDiveFor, Ease::InOutCubic));
+  Camera gpu1 = dive(field, gpu1_view(layout_, viewport), phase(t, kDive, kDiveFor, Ease::InOutCubic));
+  // Then room on the right for the full-size share.
+  Rect chip = layout_.chip_rect(0), full = full_size_area();
+  const float s = chip.size().x;
+  Camera wide = Camera::fit({{chip.min.x - 0.42f * s, full.min.y - 0.02f * s}, {full.max.x + 0.04f * s, full.max.y + 0.02f * s}},
+                            viewport, 0.02f);
+  return dive(gpu1, wide, phase(t, kFull, 0.9f, Ease::InOutCubic));
 }
 
 Rect OneOf512Chapter::expert_rect(int layer, int e) const {
@@ -355,6 +368,20 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
     std::snprintf(text, sizeof text, "The other %d GPUs each do the same with a share of their own.", plan.world() - 1);
     c.text(text, {b.chip.center().x, b.chip.min.y - 0.25f * s}, 0.04f * s, with_alpha(palette::forward, end),
            Align::Center);
+  }
+
+  // The same share of the full-size model: modelled, since no machine here could hold it.
+  const float full = phase(t, kFull + 0.6f, 0.7f, Ease::Smooth);
+  if (full > 0.0f) {
+    static const trainer::ShareFigures figures =
+        trainer::share_figures(trainer::full_size_model(), trainer::full_size_split(), share.rank,
+                               trainer::full_size_storage(), trainer::h100());
+    char text[200];
+    std::snprintf(text, sizeof text, "GPU 1's share: %.1f billion weights (layers %d–%d, experts %d–%d%s)",
+                  figures.zero[0].params / 1e9, share.first_layer + 1, share.end_layer, share.first_expert + 1,
+                  share.end_expert, share.stage == 0 ? ", the embedding" : "");
+    c.set_layer(2);
+    FullSizeBars::draw(c, full_size_area(), figures, text, full, wpp);
   }
   c.set_layer(0);
 }

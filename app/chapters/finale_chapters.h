@@ -50,13 +50,16 @@ class AgainChapter : public Chapter {
 class OneOf512Chapter : public Chapter {
  public:
   static constexpr float kDive = 0.4f, kDiveFor = 2.2f, kOpen = 2.4f, kExperts = 3.2f, kLabels = 3.9f;
-  float duration() const override { return 6.0f; }
+  static constexpr float kFull = 5.6f;  // the camera makes room for the full-size share beside it
+  float duration() const override { return 7.6f; }
   render::Camera camera(glm::vec2 viewport, float t) const override;
   void draw(const SceneFrame& f, const render::Camera& cam) override;
   void prepare(float t) override;  // waits for GPU 1's share bytes (headless, tests)
   std::string activity() const override;
   // Expert slot e (0..7) of GPU 1's layer slab `layer` (0..3).
   render::Rect expert_rect(int layer, int e) const;
+  // World rect of the full-size (modelled) readout, right of GPU 1.
+  render::Rect full_size_area() const;
 
  private:
   FieldLayout layout_{512};

@@ -138,7 +138,7 @@ constexpr const char* kTrainUsage =
     "                    [--resume CKPT] [--stop-at K] [--quiet]\n"
     "                    [--dp N] [--ep N] [--pp N] [--vstages V] [--schedule gpipe|1f1b|interleaved|zb1]\n"
     "                    [--link nvlink|ib|pcie] [--trace FILE.json] [--trace-steps N] [--seq S]\n"
-    "                    [--workers W]\n"
+    "                    [--workers W] [--zero 0|1]\n"
     "  Trains the tiny mixture-of-experts model (default: story, 1000 steps of 4 texts, on the\n"
     "  generated story corpus) and prints the held-out loss. --steps counts from step 0, also\n"
     "  when resuming; --stop-at stops early while the schedule still spans --steps.\n"
@@ -148,7 +148,10 @@ constexpr const char* kTrainUsage =
     "  takes --vstages 2; a line on stderr says so.\n"
     "  --link sets the simulated interconnect; --trace writes a Perfetto trace (ui.perfetto.dev)\n"
     "  of the last --trace-steps steps (default 50, fewer if they pass 1M ops, ~200 MB), one\n"
-    "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n";
+    "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n"
+    "  --zero 1 (ZeRO-1) splits the fp32 master weights and Adam moments over the ranks holding\n"
+    "  copies of the same weights: gradients are reduce-scattered, each rank updates its piece,\n"
+    "  the bf16 weights are all-gathered. Same losses and weights, bit for bit, as --zero 0.\n";
 constexpr const char* kPredictUsage =
     "usage: onegpu predict --resume CKPT (--prompt TEXT | --prompt-file FILE) [--top K]\n"
     "  The K most likely next tokens after TEXT, one token and probability a line.\n"
@@ -193,10 +196,16 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     else if (f == "--trace-steps") a.trace_steps = (int)parse_int(f, v, 1, limits::kMaxTraceSteps);
     else if (f == "--seq") a.seq = (int)parse_int(f, v, 1, limits::kMaxSeq);
     else if (f == "--workers") a.workers = (int)parse_int(f, v, 1, limits::kMaxThreads);
+    else if (f == "--zero") {
+      if (v != "0" && v != "1")
+        throw Error("--zero must be 0 or 1 (got '" + text::printable(v) +
+                    "'); ZeRO-2 and ZeRO-3 are only modelled, in the full-size readout");
+      a.zero = v == "1" ? 1 : 0;
+    }
     else throw Error("unknown option '" + f + "'");
   });
   for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--trace-steps", "--seq",
-                        "--workers"})
+                        "--workers", "--zero"})
     if (a.given.count(f)) a.parallel = true;
   if (a.parallel && !a.resume.empty()) throw Error("--resume works with one rank only (no --dp/--ep/--pp/... flags)");
   if (a.parallel && !a.save.empty()) throw Error("--save works with one rank only (no --dp/--ep/--pp/... flags)");
@@ -265,6 +274,7 @@ trainer::ParallelOptions parallel_options(const TrainArgs& a) {
   o.ep = a.ep;
   o.pp = a.pp;
   o.vstages = a.vstages;
+  o.zero = a.zero;
   o.schedule = trainer::parse_schedule(a.schedule);
   o.microbatches = a.microbatches;
   o.batch = a.batch;
@@ -429,8 +439,9 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
   const trainer::TokenDataset heldout = trainer::TokenDataset::build(tok, corpus.heldout);
   trainer::ParallelTrainer t(mc, o, data);
   const int S = a.seq > 0 ? a.seq : mc.seq_len;
-  std::fprintf(stderr, "model %s split over %d ranks (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link); %d texts of %d tokens a step\n",
-               mc.name.c_str(), t.world(), a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(), a.batch, S);
+  std::fprintf(stderr, "model %s split over %d ranks (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link%s); %d texts of %d tokens a step\n",
+               mc.name.c_str(), t.world(), a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(),
+               a.zero == 1 ? ", ZeRO-1" : "", a.batch, S);
   std::unique_ptr<trainer::JsonlLog> log;
   if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
   const int last = a.stop_at > 0 ? a.stop_at : a.steps;

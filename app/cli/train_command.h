@@ -26,6 +26,7 @@ struct TrainArgs {
   bool quiet = false;  // no progress line
   // Split over virtual ranks (trainer/parallel): any of these flags runs the parallel trainer.
   int dp = 1, ep = 1, pp = 1, vstages = 1;
+  int zero = 0;        // 1: ZeRO-1, the optimizer state split over the copies (ParallelOptions::zero)
   std::string schedule = "1f1b";
   std::string link = "nvlink";
   std::string trace;   // Chrome/Perfetto trace of the last trace_steps steps

@@ -159,6 +159,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   status_panel(rs, st, s, fonts);
   files_panel(rs, s, fonts);
   by_hand_panel(rs, st, s, fonts);
+  full_size_panel(s, fonts);
   ImGui::End();
 
   ImGui::SetNextWindowPos({side, ranks_h});

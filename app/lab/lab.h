@@ -129,6 +129,7 @@ class Lab {
   void status_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
   void by_hand_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
   void files_panel(const RunState& rs, float scale, const LabFonts& fonts);  // lab_files.cpp
+  void full_size_panel(float scale, const LabFonts& fonts);  // lab_fullsize.cpp
   // lab_readout.cpp: one rank's by-hand read-outs, on the canvas
   void readout(render::Canvas& c, const render::Rect& area, const RunState& rs, float label);
   // lab_timeline.cpp

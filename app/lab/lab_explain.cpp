@@ -30,6 +30,8 @@ std::string op_title(const trainer::Op& op) {
     case OpKind::Recv: s += op.payload == trainer::Payload::Activation ? "receive activations" : "receive gradients"; break;
     case OpKind::AllToAll: s += "all-to-all (" + std::string(trainer::to_string(op.phase)) + ")"; break;
     case OpKind::AllReduce: s += op.group == trainer::Group::Expert ? "all-reduce (expert gradients)" : "all-reduce (gradients)"; break;
+    case OpKind::ReduceScatter: s += "reduce-scatter (gradients, ZeRO-1)"; break;
+    case OpKind::AllGather: s += "all-gather (updated weights, ZeRO-1)"; break;
     case OpKind::Broadcast: s += "broadcast (weights)"; break;
     case OpKind::Update: s += "update"; break;
   }
@@ -71,6 +73,8 @@ std::string op_explanation(const trainer::Op& op, const trainer::Plan& plan) {
                                                         : "The gradients from the stage above arrive; now this stage can go backward.";
     case OpKind::AllToAll: return "Tokens travel to the GPUs holding their chosen experts (or the answers travel back): every GPU of the group trades with every other.";
     case OpKind::AllReduce: return "The copies add up their gradients so every copy takes the same step: all members wait for the slowest.";
+    case OpKind::ReduceScatter: return "The copies add up their gradients, but each keeps only the sum for its own piece of the weights: it alone updates that piece.";
+    case OpKind::AllGather: return "Each copy hands the piece it updated to the others, so every copy holds all the new weights again.";
     case OpKind::Broadcast: return "The first copy hands its weights to the others, so every copy starts the same.";
     case OpKind::Update: return "This GPU measures its share of the gradient size; then the optimizer (AdamW) moves every weight a little.";
   }
@@ -96,6 +100,8 @@ std::string op_short(const trainer::Op& op, int microbatches) {
     case OpKind::Recv: return "recv \u2190" + std::to_string(op.peer + 1);
     case OpKind::AllToAll: return "a2a";
     case OpKind::AllReduce: return "all-reduce";
+    case OpKind::ReduceScatter: return "reduce-scatter";
+    case OpKind::AllGather: return "all-gather";
     case OpKind::Broadcast: return "bcast L" + std::to_string(op.layer_begin + 1);
     case OpKind::Update: return "update";
   }

@@ -40,7 +40,8 @@ void legend(ImDrawList* dl, float s) {
   struct Item { const char* name; EventKind k; };
   static const Item items[] = {{"forward", EventKind::Forward},     {"backward", EventKind::Backward},
                                {"weight grad", EventKind::WeightGradient}, {"send/recv", EventKind::Send},
-                               {"all-to-all", EventKind::AllToAll}, {"all-reduce", EventKind::AllReduce},
+                               {"all-to-all", EventKind::AllToAll}, {"all-reduce, reduce-scatter", EventKind::AllReduce},
+                               {"all-gather, broadcast", EventKind::AllGather},
                                {"update", EventKind::Update}};
   for (const Item& it : items) {
     ImGui::SameLine();
@@ -64,7 +65,9 @@ glm::vec4 kind_colour(EventKind k) {
     case EventKind::Send:
     case EventKind::Recv: return render::rgb(0x6f8fb8);
     case EventKind::AllToAll: return render::rgb(0x4fc1b0);
-    case EventKind::AllReduce: return weights;
+    case EventKind::AllReduce:
+    case EventKind::ReduceScatter: return weights;  // ZeRO-1's half of an all-reduce
+    case EventKind::AllGather:
     case EventKind::Broadcast: return render::mix(weights, text, 0.4f);
     case EventKind::Update: return optimizer;
     default: return text_faint;

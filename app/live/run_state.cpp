@@ -98,6 +98,8 @@ void RunState::consume(const Event& e) {
     case EventKind::Send:
     case EventKind::Recv:
     case EventKind::AllReduce:
+    case EventKind::ReduceScatter:
+    case EventKind::AllGather:
     case EventKind::AllToAll:
     case EventKind::Broadcast:
     case EventKind::Update: {

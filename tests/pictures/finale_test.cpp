@@ -10,6 +10,7 @@
 #include "app/run/field_plan.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
+#include "app/scene/full_size_bars.h"
 #include "app/scene/gpu_box.h"
 #include "app/story.h"
 #include "render/framebuffer.h"
@@ -183,4 +184,33 @@ TEST(Finale, OneOf512OpensGpuOneOnItsFourLayersAndEightExperts) {
   const double cap = double(toy_capacity_bytes());
   EXPECT_NEAR(fill_top, y_bottom - float(b.total() / cap) * (y_bottom - y_top), 4.0f);
   EXPECT_NEAR(lav_top, y_bottom - float((b.weights + b.gradients) / cap) * (y_bottom - y_top), 4.0f);
+}
+
+TEST(Finale, OneOf512ShowsTheFullSizeShareModelledBesideTheMeasuredOne) {
+  OneOf512Chapter ch;
+  HeadlessImage img = scene_shot("one-of-512", ch.duration());
+  const trainer::ShareFigures f = trainer::share_figures(trainer::full_size_model(), trainer::full_size_split(), 0,
+                                                         trainer::full_size_storage(), trainer::h100());
+  const render::Rect area = ch.full_size_area();
+  double max_bytes = 0;
+  for (int i = 0; i < FullSizeBars::kRows; ++i) max_bytes = std::max(max_bytes, double(FullSizeBars::row(f, i).total()));
+  // Each bar is split where the modelled bytes say: weights (lavender), gradients (pink),
+  // optimizer state (sand), activations (amber), from the left.
+  for (int i = 0; i < 2; ++i) {
+    const trainer::RankFootprint& r = FullSizeBars::row(f, i);
+    const render::Rect b = FullSizeBars::bar(area, i);
+    const float y = b.center().y;
+    double at = 0;
+    auto mid = [&](trainer::MemCategory c) {
+      const double x = at + 0.5 * double(r[c]);
+      at += double(r[c]);
+      return pixel(img, {FullSizeBars::x_of(area, x, max_bytes), y});
+    };
+    EXPECT_TRUE(lavender(mid(trainer::MemCategory::Weights))) << "row " << i;
+    EXPECT_TRUE(pink(mid(trainer::MemCategory::Gradients))) << "row " << i;
+    EXPECT_TRUE(sand(mid(trainer::MemCategory::Optimizer))) << "row " << i;
+    EXPECT_TRUE(amber(mid(trainer::MemCategory::Activations))) << "row " << i;
+    // Past the bar's end (and its label's dark patch): no sand.
+    EXPECT_FALSE(sand(pixel(img, {FullSizeBars::x_of(area, double(r.total()) * 1.02, max_bytes), y}))) << "row " << i;
+  }
 }

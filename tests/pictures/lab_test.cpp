@@ -4,6 +4,8 @@
 // read-out beside the schedule's textbook figure, and no word of the ranks view over another.
 #include <gtest/gtest.h>
 
+#include "trainer/memory/footprint.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -183,6 +185,47 @@ TEST(LabPictures, BadConfigurationInThePanelIsAnInlineError) {
   EXPECT_GT(count(px, 0, 0, 360, 900, fills::pink), 40) << "the rule, written in the side panel";
   t.settle();
   EXPECT_EQ(jr.live(), before) << "nothing was applied";
+}
+
+// ZeRO-1 from the Lab: the run's spans hold the reduce-scatter (first step) and the
+// all-gather (second), and each rank's optimizer bytes are its piece, as the formula says.
+TEST(LabPictures, ZeroOneRunShowsItsCollectivesAndHalvesTheOptimizer) {
+  LabApp t;
+  JobRunner& jr = JobRunner::shared();
+  const cli::TrainArgs a = lab_train_args({"--dp", "2", "--zero", "1", "--seq", "16", "--workers", "1"});
+  ASSERT_EQ(a.zero, 1);
+  jr.configure(a);
+  t.settle();
+  for (int i = 0; i < 2; ++i) {
+    jr.step_whole();
+    t.settle();
+  }
+  t.app->drain_events();
+  int rs = 0, ag = 0, ar = 0;
+  for (const RunStep& s : t.app->run_state().steps())
+    for (const OpSpan& o : s.ops) {
+      rs += o.kind == trainer::EventKind::ReduceScatter;
+      ag += o.kind == trainer::EventKind::AllGather;
+      ar += o.kind == trainer::EventKind::AllReduce;
+    }
+  EXPECT_GT(rs, 0);
+  EXPECT_GT(ag, 0);
+  EXPECT_EQ(ar, 0);
+  trainer::ModelConfig m = trainer::model_preset("story");
+  m.vocab = (int)jr.live()->tokenizer->vocab_size();
+  trainer::FootprintSplit fs;
+  fs.dp = 2;
+  fs.microbatches = a.microbatches;
+  fs.zero = 1;
+  const RunStep* last = t.app->run_state().last_complete();
+  ASSERT_NE(last, nullptr);
+  EXPECT_GT(last->bytes_by_kind[(std::size_t)trainer::EventKind::AllGather], 0);
+  EXPECT_GT(last->bytes_by_kind[(std::size_t)trainer::EventKind::ReduceScatter], 0);
+  const auto& mem = last->memory;
+  ASSERT_EQ(mem.size(), 2u);
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(mem[(std::size_t)r].current[(std::size_t)trainer::MemCategory::Optimizer],
+              trainer::rank_footprint(m, fs, r)[trainer::MemCategory::Optimizer]);
 }
 
 // Rings far too small for a step: what was lost is counted per lane in the run state and

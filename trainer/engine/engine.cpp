@@ -102,9 +102,9 @@ bool Engine::passes_gate(const Task& t) const {
   if (release_all_) return true;
   const int mb = task_microbatch(t);
   if (mb >= 0) return mb < mb_released_;
-  // Whole-step ops: the initial broadcast goes with the first microbatch, gradient
+  // Whole-step ops: the initial broadcast (or ZeRO-1's all-gather) goes with the first microbatch, gradient
   // all-reduce and update with the last.
-  if (task_kind(t) == OpKind::Broadcast) return mb_released_ > 0;
+  if (task_kind(t) == OpKind::Broadcast || task_kind(t) == OpKind::AllGather) return mb_released_ > 0;
   return mb_released_ >= plan_.config.microbatches;
 }
 

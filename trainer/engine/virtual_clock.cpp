@@ -65,25 +65,35 @@ double CostModel::p2p_cost(int from, int to, std::int64_t bytes) const {
   return l.latency_s + static_cast<double>(bytes) / l.bandwidth_bytes_per_s;
 }
 
+double ring_phase_seconds(const Link& l, int n, std::int64_t bytes) {
+  if (n < 2) return 0;
+  return (n - 1) * l.latency_s + static_cast<double>(n - 1) / n * static_cast<double>(bytes) / l.bandwidth_bytes_per_s;
+}
+
+const Link& CostModel::group_link(const std::vector<std::int32_t>& ranks) const {
+  const Link* l = &link(ranks.front(), ranks.front());
+  for (int r : ranks) {
+    const Link& x = link(ranks.front(), r);
+    if (x.bandwidth_bytes_per_s < l->bandwidth_bytes_per_s) l = &x;
+  }
+  return *l;
+}
+
 double CostModel::collective_cost(const Collective& c) const {
   if (free_comm || c.ranks.size() < 2) return 0;
   // The slowest link among members decides (any pair across machines means InfiniBand).
   const int n = static_cast<int>(c.ranks.size());
-  const Link* l = &link(c.ranks.front(), c.ranks.front());
-  for (int r : c.ranks) {
-    const Link& x = link(c.ranks.front(), r);
-    if (x.bandwidth_bytes_per_s < l->bandwidth_bytes_per_s) l = &x;
-  }
-  const double B = static_cast<double>(c.bytes), bw = l->bandwidth_bytes_per_s;
-  const double frac = static_cast<double>(n - 1) / n;
+  const Link& l = group_link(c.ranks);
   switch (c.kind) {
     case OpKind::AllReduce:  // ring: reduce-scatter then all-gather
-      return 2 * (n - 1) * l->latency_s + 2 * frac * B / bw;
+      return 2 * ring_phase_seconds(l, n, c.bytes);
     case OpKind::AllToAll:  // each member keeps 1/n of its buffer and sends the rest
-      return (n - 1) * l->latency_s + frac * B / bw;
+    case OpKind::ReduceScatter:  // one ring phase each: half an all-reduce
+    case OpKind::AllGather:
+      return ring_phase_seconds(l, n, c.bytes);
     case OpKind::Broadcast:  // pipelined tree
-      return std::ceil(std::log2(n)) * l->latency_s + B / bw;
-    default: return l->latency_s + B / bw;
+      return std::ceil(std::log2(n)) * l.latency_s + static_cast<double>(c.bytes) / l.bandwidth_bytes_per_s;
+    default: return l.latency_s + static_cast<double>(c.bytes) / l.bandwidth_bytes_per_s;
   }
 }
 

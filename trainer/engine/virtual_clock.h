@@ -50,10 +50,18 @@ struct CostModel {
   static CostModel unit();
 
   const Link& link(int a, int b) const;
+  // The slowest link between a group's first member and any other (a group spanning machines
+  // runs at InfiniBand's pace).
+  const Link& group_link(const std::vector<std::int32_t>& ranks) const;
   double compute_cost(const Plan& plan, const Op& op, double measured_s) const;
   double p2p_cost(int from, int to, std::int64_t bytes) const;
   double collective_cost(const Collective& c) const;
 };
+
+// One phase of a ring over n members moving a buffer of `bytes` per member: n − 1 hops, each
+// member sending (n − 1)/n of the buffer. A reduce-scatter or an all-gather is one phase, an
+// all-reduce two, an all-to-all costs as one.
+double ring_phase_seconds(const Link& l, int n, std::int64_t bytes);
 
 struct OpTime {
   double ready = 0;  // the rank reached the op (collectives: this member arrived)

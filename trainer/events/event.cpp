@@ -22,6 +22,8 @@ std::string_view to_string(EventKind kind) {
     case EventKind::StepMemory: return "step-memory";
     case EventKind::RouterCount: return "router";
     case EventKind::Traffic: return "traffic";
+    case EventKind::ReduceScatter: return "reduce-scatter";
+    case EventKind::AllGather: return "all-gather";
   }
   return "unknown";
 }

@@ -34,8 +34,10 @@ enum class EventKind : std::uint8_t {
                    // value = peak during the step
   RouterCount,     // layer, peer = expert, bytes = token rows the routers sent it this step
   Traffic,         // all-to-all rows: rank -> peer, layer, bytes = token rows (forward dispatch)
+  ReduceScatter,   // ZeRO-1: the gradients' reduce-scatter (an op, like AllReduce)
+  AllGather,       // ZeRO-1: the updated weights' all-gather (an op)
 };
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::Traffic) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::AllGather) + 1;
 
 std::string_view to_string(EventKind kind);
 

@@ -93,6 +93,47 @@ UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, ThreadPo
   return adamw_update_with_norm(p, c, step, global_grad_norm(p, pool), pool);
 }
 
+namespace {
+struct StepScalars {
+  UpdateStats st;
+  float b1, b2, inv_bc1, inv_bc2;
+};
+StepScalars step_scalars(const AdamWConfig& c, int step, double grad_norm) {
+  StepScalars k;
+  k.st.grad_norm = grad_norm;
+  if (!std::isfinite(grad_norm)) throw Error("optimizer: gradient norm is not finite (training diverged)");
+  k.st.lr = learning_rate(c, step);
+  if (c.clip_norm > 0.f && grad_norm > c.clip_norm) k.st.clip_scale = (float)(c.clip_norm / grad_norm);
+  k.b1 = c.beta1;
+  k.b2 = c.beta2;
+  k.inv_bc1 = 1.f / (1.f - (float)std::pow((double)k.b1, step + 1));
+  k.inv_bc2 = 1.f / (1.f - (float)std::pow((double)k.b2, step + 1));
+  return k;
+}
+}  // namespace
+
+UpdateStats adamw_update_pieces(ParamStore& p, float* master, float* m, float* v,
+                                const std::vector<OptimizerPiece>& pieces, const AdamWConfig& c, int step,
+                                double grad_norm) {
+  const StepScalars k = step_scalars(c, step, grad_norm);
+  // Tensor starts (flat offsets, sorted) and their decay: a piece is cut where a tensor starts.
+  std::vector<std::pair<std::int64_t, float>> wd_from;
+  for (const auto& t : p.tensors()) wd_from.push_back({t.offset, t.kind == ParamKind::Norm ? 0.f : c.weight_decay});
+  for (const OptimizerPiece& pc : pieces) {
+    if (pc.n <= 0) continue;
+    std::size_t ti = std::upper_bound(wd_from.begin(), wd_from.end(), std::make_pair(pc.flat, 1e30f)) - wd_from.begin() - 1;
+    for (std::int64_t i = pc.flat, end_all = pc.flat + pc.n; i < end_all;) {
+      const std::int64_t end = ti + 1 < wd_from.size() ? std::min(end_all, wd_from[ti + 1].first) : end_all;
+      const std::int64_t s = pc.at + (i - pc.flat);
+      adamw_range(master + s, m + s, v + s, p.grads.data() + i, p.weights.data() + i, end - i, k.st.clip_scale, k.b1,
+                  k.b2, k.inv_bc1, k.inv_bc2, k.st.lr, wd_from[ti].second, c.eps);
+      i = end;
+      ++ti;
+    }
+  }
+  return k.st;
+}
+
 UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step, double grad_norm, ThreadPool* pool) {
   UpdateStats st;
   st.grad_norm = grad_norm;

@@ -3,6 +3,7 @@
 // and clipping by the global gradient norm. After the update the bf16 weights are re-rounded
 // from the master copy.
 #include <cstdint>
+#include <vector>
 
 #include "trainer/model/params.h"
 
@@ -44,5 +45,16 @@ UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, ThreadPo
 double sum_of_squares(const float* g, std::int64_t n);
 UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step, double grad_norm,
                                    ThreadPool* pool = nullptr);
+
+// ZeRO-1: the optimizer state of some pieces of p only. Piece i covers p's flat weights
+// [flat, flat + n) and its state sits at [at, at + n) of master, m and v; the update writes
+// the pieces' new bf16 weights into p.weights. Element-wise like adamw_update, so a weight
+// gets bitwise the same update whichever rank holds its state.
+struct OptimizerPiece {
+  std::int64_t flat = 0, n = 0, at = 0;
+};
+UpdateStats adamw_update_pieces(ParamStore& p, float* master, float* m, float* v,
+                                const std::vector<OptimizerPiece>& pieces, const AdamWConfig& c, int step,
+                                double grad_norm);
 
 }  // namespace onegpu::trainer

@@ -7,12 +7,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
+#include <span>
 #include <tuple>
 #include <functional>
 #include <mutex>
 #include <thread>
 
 #include "trainer/error.h"
+#include "trainer/io/safetensors.h"
 #include "trainer/ops/cpu_backend.h"
 
 namespace onegpu::trainer {
@@ -29,6 +32,7 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
   c.microbatches = o.microbatches;
   c.schedule = o.schedule;
   c.op_per_layer = o.op_per_layer;
+  c.zero = o.zero;
   validate(c);
   const int S = o.seq_len > 0 ? o.seq_len : m.seq_len;
   if (S > m.seq_len)
@@ -100,6 +104,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::vector<Event> mem_events;
     std::vector<std::int64_t> routed;  // [layer * E + expert]: rows this rank's routers chose
     std::map<std::tuple<int, int>, std::int64_t> sent_to;  // (layer, peer) -> rows, dispatch
+    // ZeRO-1: this rank's pieces of the optimizer state (the ParamStore's own master and
+    // moments are released).
+    std::vector<OptimizerPiece> pieces;
+    Buffer<float> master, adam_m, adam_v;  // Optimizer
   };
   struct Wire {
     Buffer<float> data;  // on the sender's tracker, Communication, until received
@@ -171,14 +179,19 @@ struct ParallelTrainer::Impl final : OpRunner {
         sh.embedding = R.coord.stage == L.stage_of_chunk(0);
         sh.head = R.coord.stage == L.stage_of_chunk(rc.chunks() - 1);
         R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, sh, whole);
+        if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
         if (opt.broadcast_first_step) {
           // Only the first rank of each group has weights; the broadcast brings the others'.
           ParamStore& P = R.model->params();
           for (const auto& t : P.tensors()) {
             const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
-            if (!root) std::fill_n(P.master.data() + t.offset, t.size(), 0.f);
+            if (root) continue;
+            if (zero1())
+              std::fill_n(P.weights.data() + t.offset, t.size(), float_to_bf16(0.f));
+            else
+              std::fill_n(P.master.data() + t.offset, t.size(), 0.f);
           }
-          P.sync_weights_from_master();
+          if (!zero1()) P.sync_weights_from_master();
         }
       };
       for_ranks(world, build);
@@ -189,6 +202,162 @@ struct ParallelTrainer::Impl final : OpRunner {
     steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
     if (first_plan) first_engine = std::make_unique<Engine>(*first_plan, *this, eo);
     lap("engines");
+  }
+
+  // ---- ZeRO-1 ----
+  // With dp = 1 every group is of one rank: ZeRO-1 has nothing to split, and the store keeps
+  // its own master and moments (by-hand runs read them).
+  bool zero1() const { return opt.zero == 1 && opt.dp > 1; }
+
+  // (group, chunk) collectives this rank is a member of (or would be, for groups of one),
+  // with its index in the group and the group's size.
+  struct GroupPart {
+    Group g;
+    int chunk, index, size;
+  };
+  std::vector<GroupPart> group_parts(int r) const {
+    const Layout& L = layout();
+    const RankCoord at = L.coord(r);
+    std::vector<GroupPart> out;
+    for (int c : L.chunks_of_stage(at.stage)) {
+      out.push_back({Group::Dense, c, at.dp, rc.dp});
+      out.push_back({Group::Expert, c, at.ep_group, rc.dp / rc.ep});
+    }
+    return out;
+  }
+
+  // Member `index` of `size`'s piece of the collective over `rg`: flat ranges of its store.
+  static std::vector<std::pair<std::int64_t, std::int64_t>> piece_of(
+      const std::vector<std::pair<std::int64_t, std::int64_t>>& rg, int index, int size) {
+    std::int64_t n = 0;
+    for (const auto& r : rg) n += r.second;
+    const std::int64_t lo = n * index / size, hi = n * (index + 1) / size;
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    std::int64_t at = 0;
+    for (const auto& r : rg) {
+      const std::int64_t a = std::max(lo, at), b = std::min(hi, at + r.second);
+      if (b > a) out.push_back({r.first + (a - at), b - a});
+      at += r.second;
+    }
+    return out;
+  }
+
+  // Keeps only this rank's pieces of the master weights and moments (from the whole store's
+  // initial values), and releases the full arrays.
+  void shard_optimizer(int r) {
+    Rank& R = rank(r);
+    ParamStore& P = R.model->params();
+    std::int64_t at = 0;
+    for (const GroupPart& gp : group_parts(r))
+      for (const auto& [flat, n] : piece_of(ranges(P, gp.g, gp.chunk, layout().first_layer(gp.chunk), layout().end_layer(gp.chunk)),
+                                            gp.index, gp.size)) {
+        R.pieces.push_back({flat, n, at});
+        at += n;
+      }
+    R.master = Buffer<float>(*R.tracker, MemCategory::Optimizer, (std::size_t)at, false);
+    R.adam_m = Buffer<float>(*R.tracker, MemCategory::Optimizer, (std::size_t)at);
+    R.adam_v = Buffer<float>(*R.tracker, MemCategory::Optimizer, (std::size_t)at);
+    for (const OptimizerPiece& pc : R.pieces) std::copy_n(P.master.data() + pc.flat, pc.n, R.master.data() + pc.at);
+    P.master = {};
+    P.adam_m = {};
+    P.adam_v = {};
+  }
+
+  // Member i of the collective over ranges rg[i] (same sizes on every member): the pieces
+  // of range k it holds, as [a, b) inside that range.
+  static std::pair<std::int64_t, std::int64_t> piece_in_range(std::int64_t total, std::int64_t range_at,
+                                                              std::int64_t range_n, std::size_t i, std::size_t m) {
+    const std::int64_t lo = total * (std::int64_t)i / (std::int64_t)m, hi = total * (std::int64_t)(i + 1) / (std::int64_t)m;
+    return {std::clamp(lo - range_at, std::int64_t{0}, range_n), std::clamp(hi - range_at, std::int64_t{0}, range_n)};
+  }
+
+  void reduce_scatter(const Collective& col, const Op& first) {
+    const std::size_t m = col.ranks.size();
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> rg(m);
+    for (std::size_t i = 0; i < m; ++i)
+      rg[i] = ranges(rank(col.ranks[i]).model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
+    std::int64_t total = 0;
+    for (const auto& r : rg[0]) total += r.second;
+    std::int64_t range_at = 0;
+    for (std::size_t k = 0; k < rg[0].size(); ++k) {
+      const std::int64_t n = rg[0][k].second;
+      // Each member sends its gradients from its communication buffer; member i sums its
+      // piece over the members in rank order (as the all-reduce does: bitwise its sums).
+      std::vector<Buffer<float>> buf;
+      for (std::size_t i = 0; i < m; ++i) {
+        Rank& R = rank(col.ranks[i]);
+        if (rg[i][k].second != n) throw Error("reduce-scatter: members hold different sizes");
+        buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
+        std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
+      }
+      for (std::size_t i = 0; i < m; ++i) {
+        const auto [a, b] = piece_in_range(total, range_at, n, i, m);
+        if (b <= a) continue;
+        float* out = rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first;
+        for (std::int64_t j = a; j < b; ++j) {
+          float acc = buf[0][(std::size_t)j];
+          for (std::size_t s = 1; s < m; ++s) acc += buf[s][(std::size_t)j];
+          out[j] = acc;
+        }
+      }
+      range_at += n;
+    }
+  }
+
+  void all_gather(const Collective& col, const Op& first) {
+    const std::size_t m = col.ranks.size();
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> rg(m);
+    for (std::size_t i = 0; i < m; ++i)
+      rg[i] = ranges(rank(col.ranks[i]).model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
+    std::int64_t total = 0;
+    for (const auto& r : rg[0]) total += r.second;
+    std::int64_t range_at = 0;
+    for (std::size_t k = 0; k < rg[0].size(); ++k) {
+      const std::int64_t n = rg[0][k].second;
+      // Every member receives every other member's piece (bf16) into a buffer, then its weights.
+      for (std::size_t j = 0; j < m; ++j) {
+        Rank& Rj = rank(col.ranks[j]);
+        Buffer<bf16> in(*Rj.tracker, MemCategory::Communication, (std::size_t)n, false);
+        for (std::size_t i = 0; i < m; ++i) {
+          const auto [a, b] = piece_in_range(total, range_at, n, i, m);
+          if (b > a)
+            std::memcpy(in.data() + a, rank(col.ranks[i]).model->params().weights.data() + rg[i][k].first + a,
+                        (std::size_t)(b - a) * sizeof(bf16));
+        }
+        std::memcpy(Rj.model->params().weights.data() + rg[j][k].first, in.data(), (std::size_t)n * sizeof(bf16));
+      }
+      range_at += n;
+    }
+  }
+
+  // The whole model's gradient norm as the unsharded run sums it: rank by rank, tensor by
+  // tensor (each weight counted on its group's first member), each tensor's reduced gradient
+  // read from the pieces of the members holding it. Bitwise the unsharded norm, so clipping
+  // is too. (A real run all-reduces each rank's partial sum: the same number up to rounding.)
+  double zero1_grad_norm() {
+    const Layout& L = layout();
+    std::vector<float> g;
+    double sq = 0.0;
+    for (int r = 0; r < (int)ranks.size(); ++r) {
+      const Rank& R = ranks[(std::size_t)r];
+      const ParamStore& P = R.model->params();
+      double s = 0.0;
+      for (const auto& t : P.tensors()) {
+        const bool dense = dense_kind(t.kind);
+        if (!(dense ? R.coord.dp == 0 : R.coord.ep_group == 0)) continue;
+        g.assign((std::size_t)t.size(), 0.f);
+        // Members of a group hold the same tensors at the same flat offsets.
+        for (int member : dense ? L.dense_group(r) : L.expert_group(r))
+          for (const OptimizerPiece& pc : ranks[(std::size_t)member].pieces) {
+            const std::int64_t a = std::max(pc.flat, t.offset), b = std::min(pc.flat + pc.n, t.offset + t.size());
+            if (b > a)
+              std::copy_n(ranks[(std::size_t)member].model->params().grads.data() + a, b - a, g.data() + (a - t.offset));
+          }
+        s += sum_of_squares(g.data(), t.size());
+      }
+      sq += s;
+    }
+    return std::sqrt(sq);
   }
 
   // ---- helpers ----
@@ -359,6 +528,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         break;
       }
       case OpKind::Update: {
+        if (zero1()) break;  // the norm is summed from the pieces after the step (zero1_grad_norm)
         const ParamStore& P = R.model->params();
         double s = 0.0;
         for (const auto& t : P.tensors()) {
@@ -491,6 +661,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     switch (col.kind) {
       case OpKind::AllReduce: all_reduce(col, first); break;
       case OpKind::Broadcast: broadcast(col, first); break;
+      case OpKind::ReduceScatter: reduce_scatter(col, first); break;
+      case OpKind::AllGather: all_gather(col, first); break;
       case OpKind::AllToAll: all_to_all(col, first); break;
       default: throw Error("runner: unexpected collective " + describe(first));
     }
@@ -546,9 +718,11 @@ struct ParallelTrainer::Impl final : OpRunner {
       const auto dst = ranges(P, col.group, first.chunk, first.layer_begin, first.layer_end);
       for (std::size_t k = 0; k < src.size(); ++k) {
         const std::int64_t n = src[k].second;
-        Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
-        std::memcpy(in.data(), root.model->params().master.data() + src[k].first, (std::size_t)n * sizeof(float));
-        std::memcpy(P.master.data() + dst[k].first, in.data(), (std::size_t)n * sizeof(float));
+        if (!zero1()) {  // ZeRO-1: each member's master piece is already its own; only bf16 travels
+          Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
+          std::memcpy(in.data(), root.model->params().master.data() + src[k].first, (std::size_t)n * sizeof(float));
+          std::memcpy(P.master.data() + dst[k].first, in.data(), (std::size_t)n * sizeof(float));
+        }
         std::memcpy(P.weights.data() + dst[k].first, root.model->params().weights.data() + src[k].first,
                     (std::size_t)n * sizeof(bf16));
       }
@@ -712,11 +886,14 @@ struct ParallelTrainer::Impl final : OpRunner {
     // The whole model's gradient norm: every rank's share, in rank order.
     double sq = 0.0;
     for (const Rank& R : ranks) sq += R.sq;
-    const double norm = std::sqrt(sq);
+    const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
     for_ranks((int)ranks.size(), [&](int r) {
-      us[(std::size_t)r] = adamw_update_with_norm(ranks[(std::size_t)r].model->params(), opt.optim, step_, norm);
+      Rank& R = ranks[(std::size_t)r];
+      us[(std::size_t)r] = zero1() ? adamw_update_pieces(R.model->params(), R.master.data(), R.adam_m.data(),
+                                                         R.adam_v.data(), R.pieces, opt.optim, step_, norm)
+                                   : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
     });
     const UpdateStats u = us.front();
     ++step_;
@@ -795,20 +972,153 @@ std::vector<Event> ParallelTrainer::memory_events() const {
   return out;
 }
 
-std::vector<float> ParallelTrainer::master_weights() const {
+namespace {
+// fn(full_offset, flat, n) for the parts of flat range [flat, flat + n) of P, tensor by tensor.
+template <class Fn>
+void for_each_tensor_part(const ParamStore& P, std::int64_t flat, std::int64_t n, Fn fn) {
+  for (const auto& t : P.tensors()) {
+    const std::int64_t a = std::max(flat, t.offset), b = std::min(flat + n, t.offset + t.size());
+    if (b > a) fn(t.full_offset + (a - t.offset), a, b - a);
+  }
+}
+}  // namespace
+
+namespace {
+enum class StateArray { Master, AdamM, AdamV };
+
+// One optimizer array of the whole model in the unsharded layout (zero 1: from the pieces), or
+// the reverse: `out` scattered into every rank's copy or piece.
+template <class Ranks>  // Impl::Rank, deduced (the type is private)
+std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which) {
   std::int64_t n = 0;
-  for (const auto& R : impl_->ranks)
+  for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
   std::vector<float> out((std::size_t)n, 0.f);
-  for (const auto& R : impl_->ranks) {
+  for (const auto& R : ranks) {
     const ParamStore& P = R.model->params();
-    for (const auto& t : P.tensors()) std::copy_n(P.master.data() + t.offset, t.size(), out.data() + t.full_offset);
+    if (zero1) {  // each weight's state sits in one rank's piece
+      const float* src = which == StateArray::Master ? R.master.data() : which == StateArray::AdamM ? R.adam_m.data() : R.adam_v.data();
+      for (const OptimizerPiece& pc : R.pieces)
+        for_each_tensor_part(P, pc.flat, pc.n, [&](std::int64_t full, std::int64_t flat, std::int64_t len) {
+          std::copy_n(src + pc.at + (flat - pc.flat), len, out.data() + full);
+        });
+      continue;
+    }
+    const float* src = which == StateArray::Master ? P.master.data() : which == StateArray::AdamM ? P.adam_m.data() : P.adam_v.data();
+    for (const auto& t : P.tensors()) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
   }
   return out;
 }
 
+template <class Ranks>
+void scatter_state(Ranks& ranks, bool zero1, StateArray which,
+                          const std::vector<float>& in) {
+  for (auto& R : ranks) {
+    ParamStore& P = R.model->params();
+    if (zero1) {
+      float* dst = which == StateArray::Master ? R.master.data() : which == StateArray::AdamM ? R.adam_m.data() : R.adam_v.data();
+      for (const OptimizerPiece& pc : R.pieces)
+        for_each_tensor_part(P, pc.flat, pc.n, [&](std::int64_t full, std::int64_t flat, std::int64_t len) {
+          std::copy_n(in.data() + full, len, dst + pc.at + (flat - pc.flat));
+        });
+    } else {
+      float* dst = which == StateArray::Master ? P.master.data() : which == StateArray::AdamM ? P.adam_m.data() : P.adam_v.data();
+      for (const auto& t : P.tensors()) std::copy_n(in.data() + t.full_offset, t.size(), dst + t.offset);
+    }
+    // Every copy holds every weight it uses in bf16, rounded from the master.
+    if (which == StateArray::Master)
+      for (const auto& t : P.tensors())
+        for (std::int64_t i = 0; i < t.size(); ++i)
+          P.weights[(std::size_t)(t.offset + i)] = float_to_bf16(in[(std::size_t)(t.full_offset + i)]);
+  }
+}
+
+}  // namespace
+
+std::vector<float> ParallelTrainer::master_weights() const {
+  return gather_state(impl_->ranks, impl_->zero1(), StateArray::Master);
+}
+
+namespace {
+constexpr const char* kParallelFormat = "onegpu-parallel-checkpoint-1";
+std::vector<std::int64_t> tensor_shape(const ParamTensor& t) {
+  if (t.rows == 1) return {t.cols};
+  return {t.rows, t.cols};
+}
+}  // namespace
+
+void ParallelTrainer::save(const std::string& path) const {
+  const Impl& I = *impl_;
+  if (I.current) throw Error("save: a step is in progress");
+  const std::vector<float> master = gather_state(I.ranks, I.zero1(), StateArray::Master),
+                           m = gather_state(I.ranks, I.zero1(), StateArray::AdamM),
+                           v = gather_state(I.ranks, I.zero1(), StateArray::AdamV);
+  safetensors::File f;
+  std::set<std::string> done;
+  for (const auto& R : I.ranks)
+    for (const auto& t : R.model->params().tensors()) {
+      if (!done.insert(t.name).second) continue;
+      const std::size_t a = (std::size_t)t.full_offset, n = (std::size_t)t.size();
+      std::vector<std::uint16_t> w(n);
+      for (std::size_t i = 0; i < n; ++i) w[i] = float_to_bf16(master[a + i]);
+      f.add_bf16(t.name, tensor_shape(t), w);
+      f.add_f32("optim.master." + t.name, tensor_shape(t), std::span<const float>(master.data() + a, n));
+      f.add_f32("optim.adam_m." + t.name, tensor_shape(t), std::span<const float>(m.data() + a, n));
+      f.add_f32("optim.adam_v." + t.name, tensor_shape(t), std::span<const float>(v.data() + a, n));
+    }
+  f.metadata["format"] = kParallelFormat;
+  f.metadata["config"] = config_to_string(I.mc);
+  f.metadata["step"] = std::to_string(I.step_);
+  f.metadata["data_rng"] = std::to_string(I.data_rng.state());
+  f.metadata["zero"] = std::to_string(I.opt.zero);  // how it ran; the layout is the same
+  safetensors::save(f, path);
+}
+
+void ParallelTrainer::load(const std::string& path) {
+  Impl& I = *impl_;
+  if (I.current) throw Error("load: a step is in progress");
+  const safetensors::File f = safetensors::load(path);
+  if (f.meta("format") != kParallelFormat) throw Error("load: " + path + " is not a split-run checkpoint");
+  if (f.meta("config") != config_to_string(I.mc)) throw Error("load: " + path + " holds another model");
+  std::vector<float> state[3];
+  const char* prefix[3] = {"optim.master.", "optim.adam_m.", "optim.adam_v."};
+  for (int k = 0; k < 3; ++k) state[k] = gather_state(I.ranks, I.zero1(), StateArray::Master);  // sized
+  std::set<std::string> done;
+  for (const auto& R : I.ranks)
+    for (const auto& t : R.model->params().tensors()) {
+      if (!done.insert(t.name).second) continue;
+      for (int k = 0; k < 3; ++k) {
+        const auto& x = f.get(prefix[k] + t.name);
+        if (x.shape != tensor_shape(t)) throw Error("load: tensor '" + t.name + "' has the wrong shape in " + path);
+        const std::vector<float> vals = x.f32();
+        std::copy(vals.begin(), vals.end(), state[k].begin() + t.full_offset);
+      }
+    }
+  scatter_state(I.ranks, I.zero1(), StateArray::Master, state[0]);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, state[1]);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, state[2]);
+  const auto number = [&](const char* k) {
+    const std::string& s = f.meta(k);
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || *end) throw Error(std::string("load: bad '") + k + "' in " + path);
+    return v;
+  };
+  I.step_ = (int)number("step");
+  I.data_rng.set_state(number("data_rng"));
+}
+
 bool ParallelTrainer::replicas_agree() const {
   std::vector<float> first = master_weights();
+  if (impl_->zero1()) {
+    // One master copy a weight: each piece's bf16 weights are the rounding of its master.
+    for (const auto& R : impl_->ranks)
+      for (const OptimizerPiece& pc : R.pieces)
+        for (std::int64_t i = 0; i < pc.n; ++i)
+          if (R.model->params().weights[(std::size_t)(pc.flat + i)] != float_to_bf16(R.master[(std::size_t)(pc.at + i)]))
+            return false;
+    return true;
+  }
   for (const auto& R : impl_->ranks) {
     const ParamStore& P = R.model->params();
     for (const auto& t : P.tensors())

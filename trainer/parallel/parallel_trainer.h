@@ -20,6 +20,8 @@
 //                          only one initialised: the others start at zero
 //   Update                 this rank's share of the squared gradient norm (each weight counted
 //                          once over all its copies)
+// ReduceScatter / AllGather (ZeRO-1) as AllReduce, each member keeping (then handing out)
+//                        its own piece only
 // Gradient clipping needs the norm over the whole model, which only exists once every
 // rank's Update has run, so AdamW itself is applied to each shard right after the engine's
 // step (step() does it; its cost is in `seconds` but not on the virtual clock).
@@ -59,6 +61,14 @@ struct ParallelOptions {
   CostModel cost;        // virtual clock
   bool broadcast_first_step = true;
   bool op_per_layer = false;  // RunConfig::op_per_layer (ep = 1: layer-by-layer ops)
+  // 0: every copy keeps the fp32 master and Adam moments of all its weights. 1: ZeRO-1, each
+  // of the d ranks holding copies of a weight (the stage's dp ranks for dense weights, the
+  // dp/ep ranks sharing an expert) keeps 1/d of them: per collective (chunk and group) member
+  // i of d keeps [n·i/d, n·(i+1)/d) of the n weights it covers. Gradients are then
+  // reduce-scattered, each rank updates its piece, and the bf16 weights are all-gathered at
+  // the start of the next step (plan.h). The same run with zero 0 and 1 gives bitwise the
+  // same losses and weights (tests/parallel/zero_test.cpp).
+  int zero = 0;
   EventStream* events = nullptr;  // engine events and the runner's loss events, if given
 };
 
@@ -121,6 +131,12 @@ class ParallelTrainer {
 
   // The whole model's master weights, gathered from the ranks in the unsharded layout.
   std::vector<float> master_weights() const;
+  // Checkpoints, always in the unsharded layout (every weight once: bf16 weight, fp32 master,
+  // both Adam moments; the step and the data RNG), whatever the run's zero: a run with zero 1
+  // loads what one with zero 0 saved and the reverse, and goes on bitwise as if never stopped.
+  // load() throws Error (one line) for a file of another model or format.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.
   bool replicas_agree() const;
   // Token rows (token × chosen expert) `rank` sent to experts on other ranks in the forward

@@ -51,6 +51,8 @@ void validate(const RunConfig& c) {
                          {"bytes per gradient", c.sizes.grad_bytes_per_param},
                          {"bytes per weight", c.sizes.weight_bytes_per_param}})
     if (v < 0) throw Error(std::string(what) + " cannot be negative (got " + s(v) + ")");
+  if (c.zero != 0 && c.zero != 1)
+    throw Error("zero must be 0 or 1 (got " + s(c.zero) + "); ZeRO-2 and -3 are modelled only");
   if (c.top_k > c.experts)
     throw Error("top-k=" + s(c.top_k) + " cannot exceed the " + s(c.experts) + " experts");
   if (c.dp % c.ep != 0) throw Error("ep must divide dp (ep=" + s(c.ep) + ", dp=" + s(c.dp) + ")");

@@ -44,6 +44,8 @@ struct RunConfig {
   // ep = 1: one Forward / Backward op per layer instead of one per chunk, so a learner can
   // step through the layers by hand (the head and loss run with the chunk's last layer).
   bool op_per_layer = false;
+  // 0: every copy keeps the whole optimizer state (all-reduce); 1: ZeRO-1 (plan.h).
+  int zero = 0;
   PlanSizes sizes;
 
   int world() const { return pp * dp; }

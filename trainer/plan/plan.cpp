@@ -22,6 +22,8 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::Recv, "recv", "recv", "recv", EventKind::Recv},
     {OpKind::AllToAll, "all-to-all", "a2a", "all-to-all", EventKind::AllToAll},
     {OpKind::AllReduce, "all-reduce", "all-reduce", "all-reduce", EventKind::AllReduce},
+    {OpKind::ReduceScatter, "reduce-scatter", "reduce-scatter", "reduce-scatter", EventKind::ReduceScatter},
+    {OpKind::AllGather, "all-gather", "all-gather", "all-gather", EventKind::AllGather},
     {OpKind::Update, "update", "update", "update", EventKind::Update},
 };
 constexpr bool rows_follow_the_enum() {
@@ -51,6 +53,8 @@ std::string kind_label(const Op& op, bool trace) {
     case OpKind::Recv: add(op.payload == Payload::Activation ? " act" : " grad"); break;
     case OpKind::AllToAll: add(" "); add(to_string(op.phase)); break;
     case OpKind::AllReduce:
+    case OpKind::ReduceScatter:
+    case OpKind::AllGather:
     case OpKind::Broadcast: add(" "); add(to_string(op.group)); break;
     default: break;
   }
@@ -154,6 +158,15 @@ class Builder {
           collective(o, Group::Expert);
         }
     }
+    // ZeRO-1: the weights the previous step's update made, gathered before the first forward.
+    if (cfg_.zero == 1 && !opt.broadcast_model)
+      for (int c : chunks) {
+        Op o = base(OpKind::AllGather, c, L_.first_layer(c), L_.end_layer(c), -1);
+        o.bytes = dense_params(c, o.layer_begin, o.layer_end) * cfg_.sizes.weight_bytes_per_param;
+        collective(o, Group::Dense);
+        o.bytes = expert_params(o.layer_begin, o.layer_end) * cfg_.sizes.weight_bytes_per_param;
+        collective(o, Group::Expert);
+      }
     for (const ScheduleItem& it : order) {
       const int c = chunks[static_cast<std::size_t>(it.local_chunk)];
       switch (it.pass) {
@@ -172,7 +185,7 @@ class Builder {
     // Gradients are averaged once per step, chunk by chunk, the last chunk (done first) first.
     for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) {
       const int c = *it;
-      Op o = base(OpKind::AllReduce, c, L_.first_layer(c), L_.end_layer(c), -1);
+      Op o = base(cfg_.zero == 1 ? OpKind::ReduceScatter : OpKind::AllReduce, c, L_.first_layer(c), L_.end_layer(c), -1);
       o.bytes = dense_params(c, o.layer_begin, o.layer_end) * cfg_.sizes.grad_bytes_per_param;
       collective(o, Group::Dense);
       o.bytes = expert_params(o.layer_begin, o.layer_end) * cfg_.sizes.grad_bytes_per_param;

@@ -17,6 +17,13 @@
 // Sends are eager (a send never waits for its receive); a Recv waits for its Send; every
 // member of a collective waits until all members have arrived. Groups of one rank are
 // omitted (no all-reduce at dp=1, no all-to-all at ep=1).
+//
+// ZeRO-1 (RunConfig::zero = 1): the optimizer state is split over the members of each dense
+// and expert group, so the gradients are reduce-scattered instead of all-reduced (each member
+// gets the sum of its piece only) and, after each member has updated its piece, the bf16
+// weights are all-gathered. The update runs after the engine's step (clipping needs the whole
+// model's norm), so the all-gather of step n's update opens step n+1's program, before its
+// first forward; the first step's broadcast stands in for it.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,6 +45,8 @@ enum class OpKind : std::uint8_t {
   Recv,
   AllToAll,
   AllReduce,
+  ReduceScatter,  // ZeRO-1: each member gets the sum of its piece of the gradients
+  AllGather,      // ZeRO-1: each member's piece of the updated bf16 weights to every member
   Update,  // last: kOpKindCount counts up to here
 };
 inline constexpr int kOpKindCount = static_cast<int>(OpKind::Update) + 1;
