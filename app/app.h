@@ -46,6 +46,12 @@ class App {
   render::Camera last_camera() const { return camera_; }
   void set_gl_description(std::string s) { gl_ = std::move(s); }
   void set_frame_ms(float ms) { frame_ms_ = ms; }
+  // Framebuffer pixels per screen point (the monitor's content scale), for the text rule.
+  void set_pixel_density(float d) { density_ = d > 0.0f ? d : 1.0f; }
+  // The labels the last frame drew in the picture, with their sizes and boxes.
+  const render::LabelLog& labels() const { return renderer_.labels(); }
+  // The smallest label the rule allows in a window `fb_h` pixels high at the current text size.
+  float min_label_px(int fb_h) const;
 
  private:
   void rebuild_fonts();
@@ -69,6 +75,7 @@ class App {
   int last_index_ = -1;
   std::string gl_;
   float frame_ms_ = 0.0f;
+  float density_ = 1.0f;
   RunState run_state_;
   std::uint64_t recorded_over_ = 0;  // showing a recorded run while the live one is this generation
   bool recorded_ = false;

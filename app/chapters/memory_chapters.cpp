@@ -49,8 +49,7 @@ void draw_waiting_layers(Canvas& c, const Rect& chip, float drop, float wpp) {
     Rect rr{r.min + off, r.max + off};
     c.box(rr, with_alpha(palette::weights, 0.10f * drop), 0.012f * s);
     dashed_rect(c, rr, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * drop));
-    c.text("Layer " + std::to_string(5 + k), {rr.min.x + 0.025f * s, rr.center().y - 0.012f * s}, 0.034f * s,
-           with_alpha(palette::text_dim, drop));
+    draw_layer_label(c, rr, 5 + k, s, with_alpha(palette::text_dim, drop));
   }
 }
 

@@ -105,8 +105,7 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
       if (a <= 0.0f) continue;
       c.box(now, with_alpha(palette::weights, 0.10f * a), 0.012f * s);
       dashed_rect(c, now, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * a));
-      c.text("Layer " + std::to_string(5 + k), {now.min.x + 0.025f * s, now.center().y - 0.012f * s}, 0.034f * s,
-             with_alpha(palette::text_dim, a));
+      draw_layer_label(c, now, 5 + k, s, with_alpha(palette::text_dim, a));
     }
   }
   c.set_layer(2);
@@ -310,20 +309,21 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
   // What the hand-over really cost, and the summary.
   double send = 0.0;
   for (const PipeHandoff& h : st.handoffs) send = std::max(send, h.arrived - h.sent);
-  Rect a = sc_.chip(0), b = sc_.chip(1);
+  // Two paragraphs under the boxes and gauges, wrapped to the width they span.
+  const float x0 = sc_.gauge(0).min.x - 0.4f * s, width = sc_.gauge(0).max.x - x0;
   float done = phase(f.t, kRun + kRunFor + kSends * kHold, 0.6f, Ease::Smooth);
   char line[220];
   std::snprintf(line, sizeof line,
                 "one microbatch, two stages: while one stage works the other waits · idle %s of the step, both stages "
                 "averaged (measured)",
                 percent(st.bubble).c_str());
-  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.2f * s}, 0.042f * s * kSmallText, with_alpha(palette::text, done));
+  float y = c.paragraph(line, {x0, sc_.chip(0).min.y - 0.16f * s}, width, 0.042f * s * kSmallText,
+                        with_alpha(palette::text, done));
   std::snprintf(line, sizeof line,
                 "the clock pauses at each hand-over so you can follow it: the longest took %.1f µs on the "
                 "virtual NVLink",
                 send * 1e6);
-  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.3f * s}, 0.036f * s * kSmallText, palette::text_faint);
-  (void)b;
+  c.paragraph(line, {x0, y - 0.03f * s}, width, 0.036f * s * kSmallText, palette::text_faint);
   c.set_layer(0);
 }
 

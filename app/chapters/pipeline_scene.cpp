@@ -82,8 +82,7 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
       glm::vec4 col = now_bwd ? palette::backward : palette::forward;
       c.glow(r, with_alpha(col, 0.5f * look.alpha), 0.012f * s, 0.03f * s);
       c.box(r, with_alpha(col, 0.85f * look.alpha), 0.012f * s);
-      c.text("Layer " + std::to_string(layer + 1), {r.min.x + 0.025f * s, r.center().y - 0.012f * s}, 0.034f * s,
-             with_alpha(palette::background, look.alpha));
+      draw_layer_label(c, r, layer + 1, s, with_alpha(palette::background, look.alpha));
     }
   }
   // Waiting: inside the pipeline's run, at no moment of any of its microbatches' work.
@@ -94,10 +93,11 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
     Rect area{{b.interior.min.x, b.slab(0, 4).min.y - 0.01f * s}, {b.interior.max.x, b.slab(3, 4).max.y + 0.01f * s}};
     c.hatched(area, with_alpha(palette::waiting_bg, 0.75f * look.alpha), with_alpha(palette::waiting, look.alpha),
               0.035f * s, 0.008f * s, 0.012f * s);
-    c.box(Rect::centered(area.center(), {0.3f * s, 0.08f * s}), with_alpha(palette::background, 0.85f * look.alpha),
-          0.02f * s);
-    c.text("waiting", {area.center().x, area.center().y - 0.014f * s}, 0.045f * s * kSmallText,
-           with_alpha(palette::text, look.alpha), Align::Center);
+    // The word on a dark tag sized to it (the word is never under the rule's size).
+    const float size = c.text_size(0.045f * s * kSmallText);
+    const Rect tag = Rect::centered(area.center(), {c.text_width("waiting", size) + 0.6f * size, 1.5f * size});
+    c.box(tag, with_alpha(palette::background, 0.85f * look.alpha), 0.02f * s);
+    c.text_in("waiting", tag, size, with_alpha(palette::text, look.alpha), Align::Center);
   }
 }
 
@@ -143,9 +143,10 @@ void draw_gauge(Canvas& c, const Rect& r, const PipelineStep& st, int rank, doub
       if (sp.rank != rank || sp.end > until) continue;
       float x0 = x_of(sp.begin), x1 = x_of(sp.end);
       std::string n = std::to_string(sp.microbatch + 1);
-      if (x1 - x0 > c.text_width(n, 0.05f * s) + 0.01f * s)
-        c.text(n, {(x0 + x1) * 0.5f, r.center().y - 0.016f * s}, 0.05f * s, with_alpha(palette::background, alpha),
-               Align::Center);
+      // A digit's ink is about 0.7 of its em, so its em box may stand a little over the bar.
+      const float over = 0.3f * r.size().y;
+      const Rect span{{x0 + 0.005f * s, r.min.y - over}, {x1 - 0.005f * s, r.max.y + over}};
+      if (c.text_fits(n, span)) c.text_in(n, span, 0.05f * s, with_alpha(palette::background, alpha), Align::Center);
     }
   }
   // Ticks: the gauge fills a cell per tick of the clock.

@@ -45,4 +45,9 @@ struct BoxLook {
 
 void draw_box(render::Canvas& c, const BoxParts& p, const BoxLook& look, float wpp);
 
+// A layer's name in the left part of its slab (the right part holds its experts where they are
+// drawn): "Layer 5" where the slab has room at the text rule's size, the bare "5" where only
+// that fits, nothing where not even that does (a small GPU far out in the field).
+void draw_layer_label(render::Canvas& c, const render::Rect& slab, int layer_number, float s, glm::vec4 color);
+
 }  // namespace onegpu::app

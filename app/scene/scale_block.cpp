@@ -43,10 +43,7 @@ void draw_stage_gpu(Canvas& c, const Rect& chip, int stage, const StageGpuLook& 
     Rect r = p.slab(l, ScaleBlock::kLayersPerStage);
     c.box(r, with_alpha(mix(palette::weights, palette::chip_body, 0.55f), a), 0.012f * s, with_alpha(palette::weights, a),
           line);
-    // Labels only where they can be read.
-    if (0.034f * s / wpp > 6.0f)
-      c.text("Layer " + std::to_string(stage * ScaleBlock::kLayersPerStage + l + 1),
-             {r.min.x + 0.025f * s, r.center().y - 0.012f * s}, 0.034f * s, with_alpha(palette::text, a), Align::Left);
+    draw_layer_label(c, r, stage * ScaleBlock::kLayersPerStage + l + 1, s, with_alpha(palette::text, a));
   }
   if (look.lid > 0.0f) {
     glm::vec2 lift{0.0f, (1.0f - look.lid) * 0.25f * s};

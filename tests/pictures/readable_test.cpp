@@ -1,0 +1,163 @@
+// Readable at projector distance: every chapter, at its end and half way through, in three
+// window sizes and at text scale 1 and 2, with the panels on. Every label the picture draws
+// (the renderer logs each one with its size and box) must be at least the size rule's minimum
+// (render/text_rule.h) and, when on screen, stay inside its area and the picture.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include <imgui.h>
+
+#include "app/app.h"
+#include "app/assets.h"
+#include "app/lab/lab.h"
+#include "app/live/job_runner.h"
+#include "app/story.h"
+#include "render/framebuffer.h"
+#include "render/headless_context.h"
+#include "render/text_rule.h"
+
+namespace onegpu::app {
+namespace {
+
+struct Size {
+  int w, h;
+};
+constexpr Size kSizes[] = {{1280, 720}, {1600, 900}, {1920, 1080}};
+
+// One offscreen App at one text scale; frames of any chapter, time and size.
+struct StoryApp {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  std::unique_ptr<App> app;
+  render::Framebuffer fb{1920, 1080};
+  explicit StoryApp(float scale) {
+    app = std::make_unique<App>(find_assets(Options{}), true, true, scale, 0);
+    app->set_frame_ms(-1.0f);
+    fb.bind();
+  }
+  ~StoryApp() {
+    app.reset();
+    ImGui::DestroyContext(imgui);
+  }
+  void frame(int chapter, float t, Size sz) {
+    app->nav().go_to(chapter);
+    app->nav().set_time(t);
+    app->frame(sz.w, sz.h, 0.0f, 100.0);
+  }
+};
+
+bool inside(const render::Rect& in, const render::Rect& out, float slack) {
+  return in.min.x >= out.min.x - slack && in.min.y >= out.min.y - slack && in.max.x <= out.max.x + slack &&
+         in.max.y <= out.max.y + slack;
+}
+
+std::string describe(const render::LabelRecord& l) {
+  char b[200];
+  std::snprintf(b, sizeof b, "\"%s\" %.1f px (min %.1f) box (%.0f,%.0f)-(%.0f,%.0f) area (%.0f,%.0f)-(%.0f,%.0f)",
+                l.text.substr(0, 60).c_str(), l.em_px, l.min_px, l.box.min.x, l.box.min.y, l.box.max.x, l.box.max.y,
+                l.area.min.x, l.area.min.y, l.area.max.x, l.area.max.y);
+  return b;
+}
+
+// Problems with the labels of the frame just drawn; `labels` counts those seen.
+std::vector<std::string> check_labels(const App& app, Size sz, int* labels) {
+  std::vector<std::string> bad;
+  const PixelRect scene = app.scene_rect();
+  const render::Rect picture{{0.0f, 0.0f}, {float(scene.w), float(scene.h)}};
+  const float min_px = app.min_label_px(sz.h);
+  for (const render::LabelRecord& l : app.labels().labels()) {
+    if (l.text.empty() || l.alpha < 0.05f) continue;  // nothing to read (yet)
+    ++*labels;
+    if (l.em_px < min_px - 0.01f || l.min_px < min_px - 0.01f) bad.push_back("too small: " + describe(l));
+    if (!l.in_view) continue;  // passing by during a camera move
+    if (!inside(l.box, l.area, 1.0f)) bad.push_back("leaves its area: " + describe(l));
+    else if (!inside(l.box, picture, 1.0f)) bad.push_back("leaves the picture: " + describe(l));
+  }
+  return bad;
+}
+
+// Runs every chapter at its middle and its end in every size at `scale`; returns failures.
+std::string check_story(float scale, int* frames, int* labels) {
+  StoryApp s(scale);
+  std::ostringstream out;
+  const int n = static_cast<int>(story().size());
+  for (int i = 0; i < n; ++i) {
+    const float end = s.app->chapter(i).duration();
+    for (float t : {0.5f * end, end}) {
+      s.app->chapter(i).prepare(t);
+      for (Size sz : kSizes) {
+        s.frame(i, t, sz);
+        ++*frames;
+        for (const std::string& p : check_labels(*s.app, sz, labels))
+          out << story()[i].id << " t=" << t << " " << sz.w << "x" << sz.h << " scale " << scale << ": " << p << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+TEST(Readable, EveryChapterLabelIsAtLeastTheMinimumAndStaysInItsArea) {
+  for (float scale : {1.0f, 2.0f}) {
+    int frames = 0, labels = 0;
+    const std::string problems = check_story(scale, &frames, &labels);
+    EXPECT_EQ(frames, static_cast<int>(story().size()) * 2 * 3);
+    EXPECT_GT(labels, frames) << "the pictures have labels, and the log saw them";
+    EXPECT_TRUE(problems.empty()) << problems;
+  }
+}
+
+// The Lab's ranks view draws its words through the same canvas: the same rule holds there, on
+// a pp=2 dp=2 ep=2 run after one step.
+TEST(Readable, LabLabelsFollowTheSameRule) {
+  for (float scale : {1.0f, 2.0f}) {
+    StoryApp s(scale);
+    s.app->nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    auto pump = [&] { s.app->drain_events(); };
+    if (scale == 1.0f) {
+      jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
+      jr.wait_idle(pump);
+      jr.step_whole();
+      jr.wait_idle(pump);
+    }
+    for (Size sz : kSizes) {
+      s.app->frame(sz.w, sz.h, 0.0f, 0.0);
+      s.app->frame(sz.w, sz.h, 0.0f, 100.0);
+      int labels = 0;
+      const auto problems = check_labels(*s.app, sz, &labels);
+      EXPECT_GT(labels, 4) << sz.w << "x" << sz.h;
+      for (const auto& p : problems) ADD_FAILURE() << "Lab " << sz.w << "x" << sz.h << " scale " << scale << ": " << p;
+    }
+  }
+}
+
+// The rule grows with the window and with the presenter's text size, and HiDPI alone does not
+// double it.
+TEST(Readable, TheMinimumScalesWithWindowAndTextSize) {
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 1.0f), 15.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(1080, 1.0f), 18.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(600, 1.0f), render::kMinLabelFloorPx);
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 2.0f), 30.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(2160, 2.0f, 2.0f), 36.0f);
+}
+
+// Enlarging the text leaves the picture most of the window: at 1280x720 and text scale 2 the
+// scene keeps at least 70% of its scale-1 area, where the panels used to take it over.
+TEST(Readable, PictureKeepsItsShareWhenTheTextGrows) {
+  const int chapter = find_chapter("wait");
+  auto area = [&](float scale) {
+    StoryApp s(scale);
+    s.frame(chapter, 0.0f, {1280, 720});
+    const PixelRect r = s.app->scene_rect();
+    return float(r.w) * float(r.h);
+  };
+  const float one = area(1.0f), two = area(2.0f);
+  EXPECT_GT(two, 0.7f * one) << "scale 1: " << one << " px², scale 2: " << two << " px²";
+}
+
+}  // namespace
+}  // namespace onegpu::app
