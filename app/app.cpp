@@ -156,8 +156,8 @@ void App::show_recorded(std::shared_ptr<const LiveRun> run, const std::vector<tr
   for (const trainer::Event& e : events) run_state_.consume(e);
 }
 
-float App::min_label_px(int fb_h) const {
-  return render::min_label_px(static_cast<float>(fb_h), nav_.ui_scale(), density_);
+float App::min_label_px(int fb_h, int picture_h) const {
+  return render::min_label_px(static_cast<float>(fb_h), static_cast<float>(picture_h), nav_.ui_scale(), density_);
 }
 
 void App::frame(int fb_w, int fb_h, float dt, double now) {
@@ -187,7 +187,7 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   glm::vec2 vp{static_cast<float>(std::max(1, scene_.w)), static_cast<float>(std::max(1, scene_.h))};
   renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
   camera_ = ch.camera(vp, t);
-  renderer_.set_text_rule(camera_, min_label_px(fb_h));
+  renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   SceneFrame f{renderer_.world(), renderer_.screen(), vp, t, nav_.ui_scale()};
   ch.draw(f, camera_);
   renderer_.end(camera_);
@@ -228,7 +228,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   const glm::vec2 vp{(float)scene_.w, (float)scene_.h};
   renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
   camera_ = render::Camera::fit({{0, 0}, vp}, vp, 0.0f);
-  renderer_.set_text_rule(camera_, min_label_px(fb_h));
+  renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   lab_->ranks(renderer_.screen(), vp, run_state_, s);
   renderer_.end(camera_);
   if (with_ui_) {

@@ -50,8 +50,9 @@ class App {
   void set_pixel_density(float d) { density_ = d > 0.0f ? d : 1.0f; }
   // The labels the last frame drew in the picture, with their sizes and boxes.
   const render::LabelLog& labels() const { return renderer_.labels(); }
-  // The smallest label the rule allows in a window `fb_h` pixels high at the current text size.
-  float min_label_px(int fb_h) const;
+  // The smallest label the rule allows in a window `fb_h` pixels high whose picture is
+  // `picture_h` high, at the current text size.
+  float min_label_px(int fb_h, int picture_h) const;
 
  private:
   void rebuild_fonts();

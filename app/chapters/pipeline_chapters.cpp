@@ -105,7 +105,7 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
       if (a <= 0.0f) continue;
       c.box(now, with_alpha(palette::weights, 0.10f * a), 0.012f * s);
       dashed_rect(c, now, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * a));
-      draw_layer_label(c, now, 5 + k, s, with_alpha(palette::text_dim, a));
+      draw_layer_label(c, now, 5 + k, s, with_alpha(palette::text_dim, a), 0.4f);
     }
   }
   c.set_layer(2);
@@ -257,8 +257,9 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
   for (int stage = 0; stage < 2; ++stage) {
     Rect g = sc_.gauge(stage * 2 + 1);
     float shown = v >= st.pipeline_end ? 1.0f : 0.0f;
+    const float size = c.text_size(0.042f * s * kSmallText);  // its top just under the gauge, at any size
     c.text("stage " + std::to_string(stage + 1) + " idle " + percent(st.stage_idle[stage]) + " (measured)",
-           {g.max.x, g.min.y - 0.07f * s}, 0.042f * s * kSmallText, with_alpha(stage == 0 ? palette::text : palette::text, shown),
+           {g.max.x, g.min.y - 0.02f * s - c.font().ascent() * size}, size, with_alpha(palette::text, shown),
            Align::Right);
   }
   Rect top = sc_.gauge(2);
@@ -390,6 +391,7 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
   Rect g0 = compare_gauge(0, 1);
   c.text("the same 8 texts per step, cut into more microbatches (one time scale; GPU 1 and GPU 3)",
          {g0.min.x, g0.max.y + 0.1f * s}, 0.04f * s * kSmallText, with_alpha(palette::text, head));
+  float lowest = compare_gauge(2, 0).min.y;  // the bottom of the rows and their wrapped notes
   for (int i = 0; i < 3; ++i) {
     float a = phase(f.t, kCompare + i * kCompareEvery, 0.4f, Ease::Smooth);
     if (a <= 0.0f) continue;
@@ -405,13 +407,19 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
     char line[160];
     std::snprintf(line, sizeof line, "idle %s measured · %s textbook (p−1)/(m+p−1), p=2 m=%d",
                   percent(run.bubble).c_str(), percent(run.textbook).c_str(), kRuns[i]);
-    c.text(line, {g.max.x + 0.05f * s, g.max.y + 0.02f * s}, 0.042f * s * kSmallText, with_alpha(palette::text, a));
+    // Beside the pair of gauges, wrapped to the room left of the picture's right edge.
+    const float x = g.max.x + 0.05f * s, size = c.text_size(0.042f * s * kSmallText);
+    const float room = std::max(c.view().visible.max.x - 4.0f * wpp - x, 0.6f);
+    lowest = std::min(lowest, c.paragraph(line, {x, g.max.y + 0.02f * s + c.font().ascent() * size}, room, size,
+                                          with_alpha(palette::text, a)));
   }
   float why = phase(f.t, kCompare + 3 * kCompareEvery, 0.5f, Ease::Smooth);
   Rect last = compare_gauge(2, 0);
-  c.text("the textbook figure assumes equal stages; here stage 2 also runs the output layer and the loss, so it "
-         "works longer",
-         {last.min.x, last.min.y - 0.12f * s}, 0.038f * s * kSmallText, with_alpha(palette::text_dim, why));
+  const float note = c.text_size(0.038f * s * kSmallText);
+  c.paragraph("the textbook figure assumes equal stages; here stage 2 also runs the output layer and the loss, so it "
+              "works longer",
+              {last.min.x, std::min(last.min.y - 0.12f * s + c.font().ascent() * note, lowest - 0.02f * s)},
+              std::max(c.view().visible.max.x - 4.0f * wpp - last.min.x, 0.6f), note, with_alpha(palette::text_dim, why));
   c.set_layer(0);
 }
 

@@ -39,6 +39,7 @@ float held_fill(int rank) {
 void draw_stage_box(Canvas& c, const PipeScene& sc, int rank, float fill, float fade, float wpp) {
   BoxLook look = loaded_box(4);
   look.first_layer = 4 * (rank / 2);
+  look.label_room = 0.4f;  // the experts take the rest of each slab
   look.fill_weights = fill;
   look.fade = fade;
   if (rank != 0) look.capacity_label.clear();
@@ -82,7 +83,7 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
       glm::vec4 col = now_bwd ? palette::backward : palette::forward;
       c.glow(r, with_alpha(col, 0.5f * look.alpha), 0.012f * s, 0.03f * s);
       c.box(r, with_alpha(col, 0.85f * look.alpha), 0.012f * s);
-      draw_layer_label(c, r, layer + 1, s, with_alpha(palette::background, look.alpha));
+      draw_layer_label(c, r, layer + 1, s, with_alpha(palette::background, look.alpha), 0.4f);
     }
   }
   // Waiting: inside the pipeline's run, at no moment of any of its microbatches' work.
@@ -164,10 +165,11 @@ void draw_stage_labels(Canvas& c, const PipeScene& sc, float alpha) {
     float x = row.min.x - 0.08f * s;
     c.line({x + 0.03f * s, row.min.y}, {x + 0.03f * s, row.max.y}, std::max(0.004f * s, 0.002f),
            with_alpha(palette::text_dim, alpha));
-    c.text("Stage " + std::to_string(stage + 1), {x, row.center().y + 0.01f * s}, 0.075f * s,
-           with_alpha(palette::text, alpha), Align::Right);
-    c.text(stage == 0 ? "layers 1–4" : "layers 5–8", {x, row.center().y - 0.08f * s}, 0.05f * s * kSmallText,
-           with_alpha(palette::text_dim, alpha), Align::Right);
+    // Two lines, the second under the first at whatever size the rule gives them.
+    const float big = c.text_size(0.075f * s), small = c.text_size(0.05f * s * kSmallText);
+    const float y = row.center().y + 0.01f * s, y2 = y - std::max(0.09f * s, 0.3f * big + 0.95f * small);
+    c.text("Stage " + std::to_string(stage + 1), {x, y}, big, with_alpha(palette::text, alpha), Align::Right);
+    c.text(stage == 0 ? "layers 1–4" : "layers 5–8", {x, y2}, small, with_alpha(palette::text_dim, alpha), Align::Right);
   }
 }
 

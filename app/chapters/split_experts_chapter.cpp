@@ -66,6 +66,7 @@ void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
     BoxLook look = loaded_box(4);
     look.fill_weights = static_cast<float>(lerp(bytes.replicated / cap, bytes.split / cap, double(drop)));
     if (g == 1) look.capacity_label.clear();
+    look.label_room = 0.4f;  // the experts' squares take the rest of each slab
     draw_box(c, b, look, wpp);
     c.set_layer(2);
     for (int l = 0; l < 4; ++l) {
@@ -140,6 +141,7 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
     BoxLook look = loaded_box(4);
     look.fill_weights = static_cast<float>(bytes.split / cap);
     if (k == 1) look.capacity_label.clear();
+    look.label_room = 0.4f;  // the experts' squares take the rest of each slab
     draw_box(c, g[k], look, wpp);
     c.set_layer(2);
     for (int l = 0; l < 4; ++l)

@@ -43,7 +43,7 @@ void draw_stage_gpu(Canvas& c, const Rect& chip, int stage, const StageGpuLook& 
     Rect r = p.slab(l, ScaleBlock::kLayersPerStage);
     c.box(r, with_alpha(mix(palette::weights, palette::chip_body, 0.55f), a), 0.012f * s, with_alpha(palette::weights, a),
           line);
-    draw_layer_label(c, r, stage * ScaleBlock::kLayersPerStage + l + 1, s, with_alpha(palette::text, a));
+    draw_layer_label(c, r, stage * ScaleBlock::kLayersPerStage + l + 1, s, with_alpha(palette::text, a), 0.4f);
   }
   if (look.lid > 0.0f) {
     glm::vec2 lift{0.0f, (1.0f - look.lid) * 0.25f * s};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -68,7 +69,7 @@ std::vector<std::string> check_labels(const App& app, Size sz, int* labels) {
   std::vector<std::string> bad;
   const PixelRect scene = app.scene_rect();
   const render::Rect picture{{0.0f, 0.0f}, {float(scene.w), float(scene.h)}};
-  const float min_px = app.min_label_px(sz.h);
+  const float min_px = app.min_label_px(sz.h, scene.h);
   for (const render::LabelRecord& l : app.labels().labels()) {
     if (l.text.empty() || l.alpha < 0.05f) continue;  // nothing to read (yet)
     ++*labels;
@@ -76,6 +77,17 @@ std::vector<std::string> check_labels(const App& app, Size sz, int* labels) {
     if (!l.in_view) continue;  // passing by during a camera move
     if (!inside(l.box, l.area, 1.0f)) bad.push_back("leaves its area: " + describe(l));
     else if (!inside(l.box, picture, 1.0f)) bad.push_back("leaves the picture: " + describe(l));
+  }
+  if (std::getenv("ONEGPU_OVERLAPS")) {
+    const auto& all = app.labels().labels();
+    for (std::size_t i = 0; i < all.size(); ++i)
+      for (std::size_t j = i + 1; j < all.size(); ++j) {
+        const auto &a = all[i], &b = all[j];
+        if (a.alpha < 0.3f || b.alpha < 0.3f || !a.in_view || !b.in_view) continue;
+        const float ox = std::min(a.box.max.x, b.box.max.x) - std::max(a.box.min.x, b.box.min.x);
+        const float oy = std::min(a.box.max.y, b.box.max.y) - std::max(a.box.min.y, b.box.min.y);
+        if (ox > 2 && oy > 0.3f * std::min(a.em_px, b.em_px)) bad.push_back("overlap: " + describe(a) + " WITH " + describe(b));
+      }
   }
   return bad;
 }
@@ -135,14 +147,17 @@ TEST(Readable, LabLabelsFollowTheSameRule) {
   }
 }
 
-// The rule grows with the window and with the presenter's text size, and HiDPI alone does not
-// double it.
+// The rule grows with the window and with the presenter's text size (up to a share of the
+// picture), and HiDPI alone does not double it.
 TEST(Readable, TheMinimumScalesWithWindowAndTextSize) {
-  EXPECT_FLOAT_EQ(render::min_label_px(900, 1.0f), 15.0f);
-  EXPECT_FLOAT_EQ(render::min_label_px(1080, 1.0f), 18.0f);
-  EXPECT_FLOAT_EQ(render::min_label_px(600, 1.0f), render::kMinLabelFloorPx);
-  EXPECT_FLOAT_EQ(render::min_label_px(900, 2.0f), 30.0f);
-  EXPECT_FLOAT_EQ(render::min_label_px(2160, 2.0f, 2.0f), 36.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 700, 1.0f), 15.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(1080, 850, 1.0f), 18.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(600, 400, 1.0f), render::kMinLabelFloorPx);
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 1800, 2.0f), 30.0f) << "a picture with room: twice the size";
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 720, 2.0f), 20.0f) << "a picture of 720 px holds 20 px labels";
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 300, 2.0f), 15.0f) << "never under the scale-1 minimum";
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 700, 0.5f), 7.5f) << "Ctrl+- makes it smaller, as asked";
+  EXPECT_FLOAT_EQ(render::min_label_px(2160, 4000, 2.0f, 2.0f), 36.0f) << "HiDPI: the points rule, not doubled";
 }
 
 // Enlarging the text leaves the picture most of the window: at 1280x720 and text scale 2 the
