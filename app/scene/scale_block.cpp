@@ -68,9 +68,11 @@ void draw_stage_labels(Canvas& c, const ScaleBlock& b, int stages, float a) {
   if (a <= 0.0f) return;
   const float x = b.block().min.x - 0.25f;
   for (int st = 0; st < stages; ++st) {
-    float y = b.row_y(st);
-    c.text("Stage " + std::to_string(st + 1), {x, y + 0.02f}, 0.25f, with_alpha(palette::text, a), Align::Right);
-    c.text("layers " + std::to_string(st * 4 + 1) + "–" + std::to_string(st * 4 + 4), {x, y - 0.24f}, 0.17f,
+    // Two lines around the row's middle, spaced by their real sizes (the rule may raise them).
+    const float big = c.text_size(0.25f), small = c.text_size(0.17f), gap = std::max(0.26f, 0.3f * big + 0.95f * small);
+    const float y = b.row_y(st) + 0.02f + std::max(0.0f, 0.5f * (gap - 0.26f));
+    c.text("Stage " + std::to_string(st + 1), {x, y}, big, with_alpha(palette::text, a), Align::Right);
+    c.text("layers " + std::to_string(st * 4 + 1) + "–" + std::to_string(st * 4 + 4), {x, y - gap}, small,
            with_alpha(palette::text_dim, a), Align::Right);
   }
 }
