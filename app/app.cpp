@@ -55,12 +55,14 @@ constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFla
                                     ImGuiWindowFlags_NoSavedSettings |
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
 
-// The panels' sizes. At text scale 1 they are what they always were; when the presenter
-// enlarges the text they may grow only up to a share of the window, so the picture keeps most
-// of its room, and what they hold is scaled to fit the room they get.
+// The panels' sizes. At text scale 1 in a window of 1280 or more they are what they always
+// were; they take no more than a share of the window (more text, or a small window), so the
+// picture keeps most of its room, and what they hold is scaled to fit the room they get.
 constexpr float kSideW = 290.0f, kCaptionH = 168.0f;
 constexpr float kSideShare = 0.24f, kCaptionShare = 0.28f;
-float side_width(float W, float s) { return std::round(std::min(kSideW * s, std::max(kSideW, kSideShare * W))); }
+float side_width(float W, float s) {
+  return std::round(std::min(kSideW * s, std::max(kSideShare * W, 200.0f)));
+}
 float status_height(float H, float s) { return std::round(std::min(28.0f * s, std::max(28.0f, 0.04f * H))); }
 float caption_room(float H, float s) { return std::round(std::min(kCaptionH * s, std::max(kCaptionH, kCaptionShare * H))); }
 

@@ -149,6 +149,11 @@ float Canvas::paragraph(std::string_view s, glm::vec2 top_left, float width, flo
   return baseline.y - line_gap(size) * (lines.size() - 1) - font_->descent() * size;
 }
 
+float Canvas::paragraph_height(std::string_view s, float width, float size) const {
+  size = text_size(size);
+  return (font_->ascent() + font_->descent()) * size + line_gap(size) * (wrap(s, size, width).size() - 1);
+}
+
 bool Canvas::text_fits(std::string_view s, const Rect& area) const {
   const float size = min_text_, em_h = font_->ascent() + font_->descent();
   if (em_h * size > area.size().y) return false;

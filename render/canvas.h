@@ -58,6 +58,8 @@ class Canvas {
   // A paragraph: `s` wrapped to `width` from its first line's top-left corner down (at the size
   // after the rule). Returns the y of its bottom, where the next one can start.
   float paragraph(std::string_view s, glm::vec2 top_left, float width, float size, glm::vec4 color);
+  // The height paragraph() would take.
+  float paragraph_height(std::string_view s, float width, float size) const;
   // Whether text_in() can fit the label in `area` without breaking the rule.
   bool text_fits(std::string_view s, const Rect& area) const;
   // Width `s` will take at `size`, after the rule (one line).
