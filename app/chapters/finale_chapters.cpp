@@ -247,9 +247,13 @@ void AgainChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.text("backward pass", {x_back, legend_y}, small, palette::text_dim, Align::Left);
   float below = c.paragraph("What the story model writes after “Once upon a”, at every tenfold of steps",
                             {wa.min.x, top}, legend_left - gap - wa.min.x, big, palette::text);
-  below = c.paragraph("Real samples, same seed each time, from the small model trained on this computer. The 512 GPUs are a "
-              "picture of the full-size run, which goes on like this for hundreds of thousands of steps.",
-              {wa.min.x, below - 0.15f}, wa.size().x, small, palette::text_dim);
+  // The note, unless it would leave the five rows less than a line each (a small window).
+  const char* note =
+      "Real samples, same seed each time, from the small model trained on this computer. The 512 GPUs are a "
+      "picture of the full-size run, which goes on like this for hundreds of thousands of steps.";
+  const float line_h = 1.25f * c.text_size(big), with_note = below - 0.15f - c.paragraph_height(note, wa.size().x, small);
+  if ((std::min(wa.max.y - 2.1f, with_note - 0.15f) - wa.min.y) / 5.0f >= line_h)
+    below = c.paragraph(note, {wa.min.x, below - 0.15f}, wa.size().x, small, palette::text_dim);
   // The rows share what is left under the note.
   const float rows_top = std::min(wa.max.y - 2.1f, below - 0.3f);
   const float row = (rows_top - wa.min.y) / 5.0f;
