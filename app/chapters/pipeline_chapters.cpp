@@ -344,8 +344,8 @@ double BackToBackChapter::compare_full() const {
 Rect BackToBackChapter::compare_gauge(int i, int stage) const {
   Rect a = sc_.chip(0);
   const float s = sc_.s();
-  float y = a.min.y - 0.62f * s - i * 0.42f * s + (stage == 1 ? 0.09f * s : 0.0f);
-  return {{a.min.x + 0.12f, y}, {a.min.x + 0.12f + 2.7f, y + 0.075f * s}};
+  float y = a.min.y - 0.62f * s - i * 0.42f * s + (stage == 1 ? 0.115f * s : 0.0f);
+  return {{a.min.x + 0.12f, y}, {a.min.x + 0.12f + 2.7f, y + 0.1f * s}};  // tall enough for the numbers
 }
 
 void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {

@@ -20,7 +20,7 @@ Rect PipeScene::frame(float right, float below) const {
 
 Rect PipeScene::gauge(int rank) const {
   Rect row = chip(rank - rank % 2 + 1);  // the stage's right-hand GPU
-  float x0 = row.max.x + 0.32f, h = 0.075f;
+  float x0 = row.max.x + 0.32f, h = 0.1f;  // tall enough for a microbatch's number at the rule's size
   float y = row.center().y + (rank % 2 == 0 ? 0.06f : -0.2f);
   return {{x0, y}, {x0 + 2.3f, y + h}};
 }
@@ -144,10 +144,12 @@ void draw_gauge(Canvas& c, const Rect& r, const PipelineStep& st, int rank, doub
       if (sp.rank != rank || sp.end > until) continue;
       float x0 = x_of(sp.begin), x1 = x_of(sp.end);
       std::string n = std::to_string(sp.microbatch + 1);
-      // A digit's ink is about 0.7 of its em, so its em box may stand a little over the bar.
-      const float over = 0.3f * r.size().y;
-      const Rect span{{x0 + 0.005f * s, r.min.y - over}, {x1 - 0.005f * s, r.max.y + over}};
-      if (c.text_fits(n, span)) c.text_in(n, span, 0.05f * s, with_alpha(palette::background, alpha), Align::Center);
+      // The number sits in the middle of its stretch and leaves a band of the bar's colour above
+      // and below it (a digit's ink is about 3/4 of its em); where that cannot be, no number.
+      const float size = c.text_size(0.05f * s), ink = 0.75f * size;
+      if (ink <= 0.7f * r.size().y && x1 - x0 > c.text_width(n, size) + 0.01f * s)
+        c.text(n, {(x0 + x1) * 0.5f, r.center().y - 0.5f * ink}, size, with_alpha(palette::background, alpha),
+               Align::Center);
     }
   }
   // Ticks: the gauge fills a cell per tick of the clock.

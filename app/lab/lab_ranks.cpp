@@ -40,10 +40,12 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
     const float w = c.text(str, at, size, colour, a);
     const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
-    drawn_.labels.push_back({{x, at.y - size * 0.22f}, {x + w, at.y + size * 0.75f}});
+    const float drawn = c.text_size(size);  // the canvas's text rule may have raised it
+    drawn_.labels.push_back({{x, at.y - drawn * 0.22f}, {x + w, at.y + drawn * 0.75f}});
   };
   const LiveRun* run = rs.run();
-  const float label = std::max(12.0f * s, std::min(vp.x, vp.y) * 0.022f);  // one size rule for the view's words
+  // One size for the view's words, never under the canvas's text rule (render/text_rule.h).
+  const float label = std::max({12.0f * s, std::min(vp.x, vp.y) * 0.022f, c.min_text()});
   if (!run) {
     say(runner_.status().building ? "Building the run…" : "No run yet: choose a configuration and press Apply.",
         {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim, Align::Center);
