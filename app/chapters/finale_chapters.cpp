@@ -335,15 +335,20 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
     look.fill_weights = fill * static_cast<float>((bytes.weights + bytes.gradients) / cap);
     look.fill_optimizer = fill * static_cast<float>(bytes.optimizer / cap);
     look.capacity_label = format_bytes(toy_capacity_bytes()) + " · toy GPU";
+    look.label_room = 0.4f;  // the experts take the rest of each slab
     draw_box(c, b, look, wpp);
     c.set_layer(2);
     const float ex = phase(t, kExperts, 0.6f, Ease::Smooth);
+    // The experts' numbers over the top layer, where each fits over its square at the rule's size.
+    const Rect e0 = expert_rect(0, 0);
+    const float pitch = expert_rect(0, 1).center().x - e0.center().x;
+    const bool numbers = c.text_width(std::to_string(share.end_expert), 0.026f * s) < 0.9f * pitch;
     for (int l = 0; l < look.layers; ++l)
       for (int e = 0; e < share.end_expert - share.first_expert; ++e) {
         Rect r = expert_rect(l, e);
         float a = ex * phase(t, kExperts + 0.05f * (l * 8 + e), 0.3f);
         c.box(r, with_alpha(palette::weights, 0.85f * a), 0.002f * s, with_alpha(palette::weights, a), line);
-        if (l == look.layers - 1)
+        if (l == look.layers - 1 && numbers)
           c.text(std::to_string(share.first_expert + e + 1), {r.center().x, r.max.y + 0.05f * s}, 0.026f * s,
                  with_alpha(palette::text_dim, a), Align::Center);
       }
