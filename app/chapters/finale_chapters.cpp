@@ -342,7 +342,7 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
     // The experts' numbers over the top layer, where each fits over its square at the rule's size.
     const Rect e0 = expert_rect(0, 0);
     const float pitch = expert_rect(0, 1).center().x - e0.center().x;
-    const bool numbers = c.text_width(std::to_string(share.end_expert), 0.026f * s) < 0.9f * pitch;
+    const bool numbers = c.text_width(std::to_string(share.end_expert), 0.026f * s) + 0.4f * c.text_size(0.026f * s) < pitch;
     for (int l = 0; l < look.layers; ++l)
       for (int e = 0; e < share.end_expert - share.first_expert; ++e) {
         Rect r = expert_rect(l, e);
