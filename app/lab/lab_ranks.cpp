@@ -193,8 +193,11 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       say("GPU " + std::to_string(r + 1), {box.min.x + sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label, text, Align::Left);
       if ((std::size_t)r < mem.size()) {
         const RankMemory& m = mem[(std::size_t)r];
-        say(mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r])),
-               {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
+        const std::string bytes = mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r]));
+        // Beside the name only where both fit the chip's width at the size drawn.
+        const float room = sz.x * 0.84f - c.text_width("GPU " + std::to_string(r + 1), label) - label * 0.5f;
+        if (c.text_width(bytes, label * 0.85f) <= room)
+          say(bytes, {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
       }
       if (ep > 1) {
         const int e0 = L.first_expert(r);
