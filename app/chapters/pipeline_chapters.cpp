@@ -32,7 +32,10 @@ void bracket(Canvas& c, float x0, float x1, float y, const std::string& title, f
   c.line({x0, y}, {x1, y}, lw, col);
   c.line({x0, y}, {x0, y + 0.03f * s}, lw, col);
   c.line({x1, y}, {x1, y + 0.03f * s}, lw, col);
-  c.text(title, {(x0 + x1) * 0.5f, y - 0.07f * s}, 0.05f * s * kSmallText, with_alpha(palette::text, alpha), Align::Center);
+  // Its top just under the bracket at whatever size the rule gives.
+  const float size = c.text_size(0.05f * s * kSmallText);
+  c.text(title, {(x0 + x1) * 0.5f, y - std::max(0.07f * s, 0.01f * s + c.font().ascent() * size)}, size,
+         with_alpha(palette::text, alpha), Align::Center);
 }
 
 void legend(Canvas& c, glm::vec2 at, float s, float alpha) {
@@ -121,8 +124,9 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
     c.disc(badge.center(), 0.07f * s * std::min(a, 1.2f), palette::lit);
     check_mark(c, Rect::centered(badge.center(), badge.size() * 0.8f), std::max(2.0f * wpp, 0.012f * s),
                with_alpha(palette::background, std::min(a, 1.0f)));
-    c.text("fits", {badge.center().x, badge.min.y - 0.06f * s}, 0.04f * s, with_alpha(palette::lit, std::min(a, 1.0f)),
-           Align::Center);
+    const float fits = c.text_size(0.04f * s);  // under the badge, its top clear of it
+    c.text("fits", {badge.center().x, badge.min.y - std::max(0.06f * s, 0.01f * s + c.font().ascent() * fits)}, fits,
+           with_alpha(palette::lit, std::min(a, 1.0f)), Align::Center);
   }
   const float labels = phase(t, kLabels, 0.5f, Ease::Smooth);
   draw_stage_labels(c, sc_, labels);
@@ -138,10 +142,19 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
                   format_bytes(toy_capacity_bytes()).c_str());
   else
     std::snprintf(line, sizeof line, "held per GPU: reading each rank's allocator…");
-  c.text(line, {(a.min.x + b.max.x) * 0.5f, a.min.y - 0.33f * s}, 0.036f * s * kSmallText,
-         with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)), Align::Center);
-  c.text("no layer is trained yet: all eight begin at step 0 and learn together", {(a.min.x + b.max.x) * 0.5f,
-         a.min.y - 0.41f * s}, 0.036f * s * kSmallText, with_alpha(palette::text_dim, labels), Align::Center);
+  // Two centred lines; the first, if the rule makes it wider than the picture, wraps, and the
+  // second goes under however many lines it took.
+  const float size = c.text_size(0.036f * s * kSmallText), mid = (a.min.x + b.max.x) * 0.5f;
+  const float title = c.text_size(0.05f * s * kSmallText);
+  const float title_base = a.min.y - 0.16f * s - std::max(0.07f * s, 0.01f * s + c.font().ascent() * title);
+  const float held_y = std::min(a.min.y - 0.33f * s, title_base - 1.25f * size);
+  c.text(line, {mid, held_y}, size, with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)),
+         Align::Center);
+  const float room = c.view().visible.size().x - 8.0f * cam.world_per_pixel();
+  const int first_lines = c.text_width(line, size) > room && room > 0.0f ? 2 : 1;
+  c.text("no layer is trained yet: all eight begin at step 0 and learn together",
+         {mid, held_y - std::max(0.08f * s, 1.25f * size) * first_lines}, size,
+         with_alpha(palette::text_dim, labels), Align::Center);
   c.set_layer(0);
 }
 
