@@ -1,6 +1,8 @@
 #include "app/app.h"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -14,6 +16,7 @@
 #include "render/gl.h"
 #include "render/palette.h"
 #include "app/ui/key_commands.h"
+#include "render/text_rule.h"
 
 namespace onegpu::app {
 
@@ -55,6 +58,17 @@ constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFla
                                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
                                     ImGuiWindowFlags_NoSavedSettings |
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+// The panels' sizes. At text scale 1 in a window of 1280 or more they are what they always
+// were; they take no more than a share of the window (more text, or a small window), so the
+// picture keeps most of its room, and what they hold is scaled to fit the room they get.
+constexpr float kSideW = 290.0f, kCaptionH = 168.0f;
+constexpr float kSideShare = 0.24f, kCaptionShare = 0.28f;
+float side_width(float W, float s) {
+  return std::round(std::min(kSideW * s, std::max(kSideShare * W, 200.0f)));
+}
+float status_height(float H, float s) { return std::round(std::min(28.0f * s, std::max(28.0f, 0.04f * H))); }
+float caption_room(float H, float s) { return std::round(std::min(kCaptionH * s, std::max(kCaptionH, kCaptionShare * H))); }
 
 }  // namespace
 
@@ -177,10 +191,10 @@ bool App::busy() {
 }
 
 bool App::animating(double now) {
-  if (!nav_.toast(now).empty()) return true;
-  if (nav_.lab_open()) {  // the Lab redraws while its run moves
+  if (!toast_now(now).empty()) return true;
+  if (nav_.lab_open()) {  // the Lab redraws while its run moves or a recorded step replays
     const RunnerStatus st = JobRunner::shared().status();
-    return st.mode != RunMode::Paused || st.building || st.queued > 0;
+    return st.mode != RunMode::Paused || st.building || st.queued > 0 || lab_->animating();
   }
   if (nav_.blank()) return false;
   Chapter& ch = current();
@@ -188,6 +202,10 @@ bool App::animating(double now) {
   const float hold = ch.waits_for_button_at();
   if (hold >= 0.0f && !nav_.button_done()) return nav_.time() < hold;  // standing at its button
   return nav_.time() < ch.duration() + 0.05f;  // one frame past the end draws the end state
+}
+
+float App::min_label_px(int fb_h, int picture_h) const {
+  return render::min_label_px(static_cast<float>(fb_h), static_cast<float>(picture_h), nav_.ui_scale(), density_);
 }
 
 void App::frame(int fb_w, int fb_h, float dt, double now) {
@@ -229,6 +247,7 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   glm::vec2 vp{static_cast<float>(std::max(1, scene_.w)), static_cast<float>(std::max(1, scene_.h))};
   renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
   camera_ = ch.camera(vp, t);
+  renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   SceneFrame f{renderer_.world(), renderer_.screen(), vp, t, nav_.ui_scale()};
   ch.draw(f, camera_);
   renderer_.end(camera_);
@@ -296,7 +315,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   LabLayout where{0, 0, (float)fb_w, (float)fb_h};
   if (with_ui_) {
     begin_ui(fb_w, fb_h, dt);
-    const float status_h = std::round(28.0f * s);
+    const float status_h = status_height((float)fb_h, s);
     lab_->set_branch(&branch_state_, branch_seen_.get());
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
     draw_status((float)fb_w, (float)fb_h, status_h);
@@ -313,6 +332,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   const glm::vec2 vp{(float)scene_.w, (float)scene_.h};
   renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
   camera_ = render::Camera::fit({{0, 0}, vp}, vp, 0.0f);
+  renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   lab_->ranks(renderer_.screen(), vp, run_state_, s);
   renderer_.end(camera_);
   if (with_ui_) {
@@ -329,6 +349,7 @@ void App::draw_status(float W, float H, float status_h) {
   ImGui::SetNextWindowSize({W, status_h});
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {12.0f * s, 5.0f * s});
   ImGui::Begin("##status", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
+  ImGui::SetWindowFontScale(std::min(1.0f, status_h / std::round(28.0f * s)));
   ImGui::PushFont(small_font_);
   std::string activity;
   if (!nav_.lab_open()) activity = current().activity();
@@ -395,17 +416,18 @@ void App::draw_help() {
 void App::draw_panels(int fb_w, int fb_h, double now) {
   const auto& chapters = story();
   const float s = nav_.ui_scale();
-  const float status_h = std::round(28.0f * s);
-  const float side_w = nav_.sidebar_open() ? std::round(290.0f * s) : 0.0f;
-  const float caption_h = std::round(168.0f * s);
-  const ChapterInfo& info = chapters[nav_.index()];
   const float W = static_cast<float>(fb_w), H = static_cast<float>(fb_h);
+  const float status_h = status_height(H, s);
+  const float side_w = nav_.sidebar_open() ? side_width(W, s) : 0.0f;
+  const float caption_h = caption_room(H, s);
+  const ChapterInfo& info = chapters[nav_.index()];
 
   // Chapter list.
   if (side_w > 0) {
     ImGui::SetNextWindowPos({0, 0});
     ImGui::SetNextWindowSize({side_w, H - status_h});
     ImGui::Begin("##chapters", nullptr, kPanel);
+    ImGui::SetWindowFontScale(std::min(1.0f, side_w / std::round(kSideW * s)));  // narrower than asked: smaller
     ImGui::PushFont(title_font_);
     ImGui::TextUnformatted("onegpu");
     ImGui::PopFont();
@@ -448,29 +470,54 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
     ImGui::End();
   }
 
-  // Caption, progress dots and the chapter's button.
+  // Caption, progress dots and the chapter's button, all at the caption's own scale cs: the
+  // text scale, or less when the caption would not fit in the room the panel may take.
+  const float cap_w = W - side_w;
+  const std::string caption(info.caption);
+  auto caption_needs = [&](float cs) {
+    const float button_w = info.action.empty() ? 0.0f : std::min(250.0f * cs, 0.4f * cap_w);
+    const float wrap_w = std::max(50.0f, cap_w - button_w - 40.0f * cs);
+    const ImVec2 text = body_font_->CalcTextSizeA(body_font_->FontSize * cs / s, FLT_MAX, wrap_w, caption.c_str());
+    const float below_button = info.action.empty() ? 0.0f : 116.0f * cs + small_font_->FontSize * cs / s + 8.0f * cs;
+    return std::max(34.0f * cs + title_font_->FontSize * cs / s + 6.0f * cs + text.y + 10.0f * cs, below_button);
+  };
+  float cs = s;
+  for (int i = 0; i < 12 && caption_needs(cs) > caption_h && cs > 0.5f * s; ++i) cs *= 0.94f;
   ImGui::SetNextWindowPos({side_w, H - status_h - caption_h});
-  ImGui::SetNextWindowSize({W - side_w, caption_h});
+  ImGui::SetNextWindowSize({cap_w, caption_h});
   ImGui::Begin("##caption", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
+  ImGui::SetWindowFontScale(cs / s);
   {
     ImGui::PushFont(small_font_);
-    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 1.0f * s});
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * cs, 1.0f * cs});
     if (ImGui::SmallButton(nav_.sidebar_open() ? "Hide list" : "Chapters")) nav_.apply(Action::ToggleSidebar, now);
     ImGui::PopStyleVar();
     ImGui::SameLine();
-    ImGui::TextColored(im(render::palette::text_dim), "%d / %zu  ·  %s", nav_.index() + 1, chapters.size(),
-                       std::string(info.part).c_str());
-    ImGui::PopFont();
-    // Progress dots on the same line, right-aligned; each one jumps to its chapter.
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float r = 4.0f * s, step = 13.0f * s, part_gap = 9.0f * s;
+    // Progress dots right-aligned on the same line; each one jumps to its chapter. They get
+    // smaller rather than run over the words on their left (the part's name goes first).
+    ImVec2 win = ImGui::GetWindowPos();
     int parts = 0;
     std::string_view p;
     for (const auto& c : chapters) if (c.part != p) { p = c.part; ++parts; }
+    char where[96];
+    std::snprintf(where, sizeof where, "%d / %zu  ·  %s", nav_.index() + 1, chapters.size(), std::string(info.part).c_str());
+    auto dots_step = [&](const char* words) {
+      const float words_end = ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(words).x + 24.0f * cs;
+      const float room = win.x + ImGui::GetWindowWidth() - 16.0f * cs - words_end;
+      return std::min(13.0f * cs, room / (chapters.size() + (parts - 1) * 9.0f / 13.0f));
+    };
+    float step = dots_step(where);
+    if (step < 8.0f * cs) {
+      std::snprintf(where, sizeof where, "%d / %zu", nav_.index() + 1, chapters.size());
+      step = std::max(dots_step(where), 4.0f);
+    }
+    ImGui::TextColored(im(render::palette::text_dim), "%s", where);
+    ImGui::PopFont();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float r = step * 4.0f / 13.0f, part_gap = step * 9.0f / 13.0f;
     float dots_w = step * chapters.size() + part_gap * (parts - 1);
-    ImVec2 win = ImGui::GetWindowPos();
-    float x = win.x + ImGui::GetWindowWidth() - dots_w - 16.0f * s;
-    float y = win.y + 12.0f * s + r + 2.0f * s;
+    float x = win.x + ImGui::GetWindowWidth() - dots_w - 16.0f * cs;
+    float y = win.y + 12.0f * cs + 6.0f * cs;
     p = chapters[0].part;
     for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
       if (chapters[i].part != p) { p = chapters[i].part; x += part_gap; }
@@ -478,7 +525,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
       bool here = i == nav_.index();
       if (here) dl->AddCircleFilled(c, r * 1.5f, im32(render::palette::focus));
       else if (chapters[i].built) dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
-      else dl->AddCircle(c, r, im32(render::palette::text_faint), 12, 1.2f * s);
+      else dl->AddCircle(c, r, im32(render::palette::text_faint), 12, 1.2f * cs);
       ImGui::SetCursorScreenPos({x, y - step * 0.5f});
       ImGui::PushID(i);
       if (ImGui::InvisibleButton("dot", {step, step})) nav_.go_to(i);
@@ -486,20 +533,20 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
       ImGui::PopID();
       x += step;
     }
-    ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + 34.0f * s});
+    ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + 34.0f * cs});
     ImGui::PushFont(title_font_);
     ImGui::TextUnformatted(std::string(info.title).c_str());
     ImGui::PopFont();
     const bool button = button_on_screen();
     const bool waiting = button && current().waits_for_button_at() >= 0.0f;
-    float button_w = button ? 250.0f * s : 0.0f;
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - button_w - 24.0f * s);
-    ImGui::TextUnformatted(std::string(info.caption).c_str());
+    float button_w = button ? std::min(250.0f * cs, 0.4f * cap_w) : 0.0f;
+    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - button_w - 24.0f * cs);
+    ImGui::TextUnformatted(caption.c_str());
     ImGui::PopTextWrapPos();
     if (button) {
-      ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 70.0f * s});
-      if (ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * s})) press_button();
-      ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * s, win.y + 116.0f * s});
+      ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * cs, win.y + 70.0f * cs});
+      if (ImGui::Button(std::string(info.action).c_str(), {button_w, 40.0f * cs})) press_button();
+      ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * cs, win.y + 116.0f * cs});
       ImGui::PushFont(small_font_);
       ImGui::TextDisabled(waiting ? "Enter presses it · → skips" : "Enter presses it · → reads on");
       ImGui::PopFont();

@@ -64,6 +64,13 @@ class App {
   void request_png(std::string path = {});
   // Replays the trace at `path` in the Lab; "" when it opened, else the one-line reason.
   std::string open_recorded(const std::string& path);
+  // Framebuffer pixels per screen point (the monitor's content scale), for the text rule.
+  void set_pixel_density(float d) { density_ = d > 0.0f ? d : 1.0f; }
+  // The labels the last frame drew in the picture, with their sizes and boxes.
+  const render::LabelLog& labels() const { return renderer_.labels(); }
+  // The smallest label the rule allows in a window `fb_h` pixels high whose picture is
+  // `picture_h` high, at the current text size.
+  float min_label_px(int fb_h, int picture_h) const;
 
  private:
   void rebuild_fonts();
@@ -91,6 +98,7 @@ class App {
   int last_index_ = -1;
   std::string gl_;
   float frame_ms_ = 0.0f;
+  float density_ = 1.0f;
   RunState run_state_;
   RunState branch_state_;  // the Lab's compare tab: the last branch of a step under another split
   std::shared_ptr<const BranchRun> branch_seen_;

@@ -133,6 +133,7 @@ int run_window(const Options& o, int chapter_index) {
   try {
     App app(assets, true, false, o.ui_scale > 0 ? o.ui_scale : content_scale, chapter_index);
     app.set_gl_description(render::gl_description());
+    app.set_pixel_density(content_scale);
     int saved[4] = {100, 100, w, h};
     bool fullscreen = false;
     if (o.fullscreen) app.nav().apply(Action::ToggleFullscreen, 0.0);

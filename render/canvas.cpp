@@ -1,5 +1,7 @@
 #include "render/canvas.h"
 
+#include <algorithm>
+
 namespace onegpu::render {
 
 Canvas::Canvas(const Shader* shapes, const Shader* text, const SdfFont* font) : font_(font) {
@@ -39,8 +41,127 @@ void Canvas::line(glm::vec2 a, glm::vec2 b, float width, glm::vec4 color) {
   shapes().add({{a, b}, color, {}, {0, 0, kind(ShapeKind::Segment), 0}, {width * 0.5f, 0, 0, 0}, {}});
 }
 
+// ---- text and the size rule
+
+void Canvas::set_view(const TextView& v) {
+  view_ = v;
+  min_text_ = v.min_px * v.world_per_px;
+}
+
+std::vector<std::string> Canvas::wrap(std::string_view s, float size, float width) const {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    std::string_view word = s.substr(i, j - i);
+    std::string next = line.empty() ? std::string(word) : line + " " + std::string(word);
+    if (!line.empty() && font_->measure(next) * size > width) {
+      lines.push_back(line);
+      line = std::string(word);
+    } else {
+      line = std::move(next);
+    }
+    i = j + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
+float Canvas::draw_lines(const std::vector<std::string>& lines, glm::vec2 baseline, float size, glm::vec4 color,
+                         Align a, const Rect& area, bool in_view) {
+  TextBatch& batch = *layers_[layer_].text;
+  float widest = 0.0f;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    widest = std::max(widest, batch.add(lines[i], {baseline.x, baseline.y - line_gap(size) * i}, size, color, a));
+  if (view_.log && view_.world_per_px > 0.0f) {
+    const float left = baseline.x - (a == Align::Center ? widest * 0.5f : a == Align::Right ? widest : 0.0f);
+    const float top = baseline.y + font_->ascent() * size;
+    const float bottom = baseline.y - line_gap(size) * (lines.size() - 1) - font_->descent() * size;
+    // Scene-viewport pixels, y down, like the PNGs.
+    auto px = [&](glm::vec2 p) {
+      return glm::vec2{(p.x - view_.visible.min.x), (view_.visible.max.y - p.y)} / view_.world_per_px;
+    };
+    auto px_rect = [&](const Rect& r) {
+      glm::vec2 a0 = px({r.min.x, r.max.y}), a1 = px({r.max.x, r.min.y});
+      return Rect{a0, a1};
+    };
+    std::string all;
+    for (const auto& l : lines) all += (all.empty() ? "" : " ") + l;
+    view_.log->add({std::move(all), size / view_.world_per_px, view_.min_px, px_rect({{left, bottom}, {left + widest, top}}),
+                    px_rect(area), color.a, in_view, static_cast<int>(lines.size())});
+  }
+  return widest;
+}
+
 float Canvas::text(std::string_view s, glm::vec2 baseline, float size, glm::vec4 color, Align a) {
-  return layers_[layer_].text->add(s, baseline, size, color, a);
+  size = text_size(size);
+  const Rect& vis = view_.visible;
+  const bool in_view = view_.world_per_px > 0.0f && vis.size().x > 0.0f && vis.contains(baseline);
+  if (!in_view) return draw_lines({std::string(s)}, baseline, size, color, a, vis, false);
+  // Keep the label whole on screen: shrink a line wider than the view (down to the minimum),
+  // wrap what is still too wide, then move the lot in from any edge it crosses.
+  const float margin = 4.0f * view_.world_per_px, room = vis.size().x - 2.0f * margin;
+  std::vector<std::string> lines{std::string(s)};
+  const float w = font_->measure(s) * size;
+  if (w > room) {
+    size = std::max(min_text_, size * room / w);
+    lines = wrap(s, size, room);
+  }
+  float widest = 0.0f;
+  for (const auto& l : lines) widest = std::max(widest, font_->measure(l) * size);
+  const float left = baseline.x - (a == Align::Center ? widest * 0.5f : a == Align::Right ? widest : 0.0f);
+  const float top = baseline.y + font_->ascent() * size;
+  const float bottom = baseline.y - line_gap(size) * (lines.size() - 1) - font_->descent() * size;
+  glm::vec2 d{0.0f};
+  if (left < vis.min.x + margin) d.x = vis.min.x + margin - left;
+  else if (left + widest > vis.max.x - margin) d.x = vis.max.x - margin - (left + widest);
+  if (top > vis.max.y - margin) d.y = vis.max.y - margin - top;
+  else if (bottom < vis.min.y + margin) d.y = vis.min.y + margin - bottom;
+  return draw_lines(lines, baseline + d, size, color, a, vis, true);
+}
+
+float Canvas::text_in(std::string_view s, const Rect& area, float size, glm::vec4 color, Align a) {
+  const float em_h = font_->ascent() + font_->descent();
+  size = text_size(std::min(size, area.size().y / em_h));
+  std::vector<std::string> lines{std::string(s)};
+  const float w = font_->measure(s) * size;
+  if (w > area.size().x) {
+    size = std::max(min_text_, size * area.size().x / w);
+    lines = wrap(s, size, area.size().x);
+  }
+  const float height = em_h * size + line_gap(size) * (lines.size() - 1);
+  const float x = a == Align::Center ? area.center().x : a == Align::Right ? area.max.x : area.min.x;
+  const glm::vec2 baseline{x, area.center().y + height * 0.5f - font_->ascent() * size};
+  const Rect& vis = view_.visible;
+  const bool in_view = view_.world_per_px > 0.0f && vis.contains(area.center());
+  return draw_lines(lines, baseline, size, color, a, area, in_view);
+}
+
+float Canvas::paragraph(std::string_view s, glm::vec2 top_left, float width, float size, glm::vec4 color) {
+  size = text_size(size);
+  const auto lines = wrap(s, size, width);
+  const glm::vec2 baseline{top_left.x, top_left.y - font_->ascent() * size};
+  const Rect area{{top_left.x, top_left.y - 1e6f}, {top_left.x + width, top_left.y}};  // down as far as it needs
+  const bool in_view = view_.world_per_px > 0.0f && view_.visible.contains(top_left);
+  draw_lines(lines, baseline, size, color, Align::Left, area, in_view);
+  return baseline.y - line_gap(size) * (lines.size() - 1) - font_->descent() * size;
+}
+
+float Canvas::paragraph_height(std::string_view s, float width, float size) const {
+  size = text_size(size);
+  return (font_->ascent() + font_->descent()) * size + line_gap(size) * (wrap(s, size, width).size() - 1);
+}
+
+bool Canvas::text_fits(std::string_view s, const Rect& area) const {
+  const float size = min_text_, em_h = font_->ascent() + font_->descent();
+  if (em_h * size > area.size().y) return false;
+  if (font_->measure(s) * size <= area.size().x) return true;
+  const auto lines = wrap(s, size, area.size().x);
+  for (const auto& l : lines)
+    if (font_->measure(l) * size > area.size().x) return false;
+  return em_h * size + line_gap(size) * (lines.size() - 1) <= area.size().y;
 }
 
 void Canvas::flush(const Camera& cam, DrawStats& stats) {

@@ -1,16 +1,37 @@
 #pragma once
 // What scenes draw on: shapes and text in layers, flushed in order, each layer costing at most
 // two draw calls (its shapes, then its text) however much it holds.
+//
+// Text follows one size rule (render/text_rule.h). Once a frame, set_view() tells the canvas
+// what is on screen and how small a label may be; then
+//   - no label is drawn under the minimum: text() and text_in() raise smaller sizes to it;
+//   - a label whose anchor is on screen stays whole on screen: one that would run off an edge
+//     is moved in, and one wider than the view shrinks (not under the minimum) and then wraps;
+//   - text_in() fits a label to a box the scene gives (shrink, then wrap), and text_fits() says
+//     beforehand whether it can, so a label that cannot be read there is left out, not squeezed;
+//   - every label drawn goes to the LabelLog with its size and box.
+// Without set_view() (min_px 0, no log) text is drawn as asked, as before.
 #include <array>
 #include <memory>
 #include <numbers>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "render/camera.h"
+#include "render/label_log.h"
 #include "render/sdf_font.h"
 #include "render/shape_batch.h"
 
 namespace onegpu::render {
+
+// What is on screen this frame, for the text rule.
+struct TextView {
+  Rect visible;              // the canvas units shown (world rect, or the viewport's pixels)
+  float world_per_px = 1.0f;
+  float min_px = 0.0f;       // the rule's minimum em, pixels; 0: no rule
+  LabelLog* log = nullptr;   // where drawn labels are recorded (may be null)
+};
 
 class Canvas {
  public:
@@ -29,8 +50,25 @@ class Canvas {
             float sweep = 2.0f * std::numbers::pi_v<float>);
   void disc(glm::vec2 c, float radius, glm::vec4 color);
   void line(glm::vec2 a, glm::vec2 b, float width, glm::vec4 color);
+  // Returns the width drawn (the widest line when it had to wrap).
   float text(std::string_view s, glm::vec2 baseline, float size, glm::vec4 color, Align a = Align::Left);
-  float text_width(std::string_view s, float size) const { return font_->measure(s) * size; }
+  // Fits the label inside `area` (centred vertically, aligned by `a`): smaller when it is too big
+  // for the box, never under the minimum, wrapped when one line cannot fit. Returns the width.
+  float text_in(std::string_view s, const Rect& area, float size, glm::vec4 color, Align a = Align::Left);
+  // A paragraph: `s` wrapped to `width` from its first line's top-left corner down (at the size
+  // after the rule). Returns the y of its bottom, where the next one can start.
+  float paragraph(std::string_view s, glm::vec2 top_left, float width, float size, glm::vec4 color);
+  // The height paragraph() would take.
+  float paragraph_height(std::string_view s, float width, float size) const;
+  // Whether text_in() can fit the label in `area` without breaking the rule.
+  bool text_fits(std::string_view s, const Rect& area) const;
+  // Width `s` will take at `size`, after the rule (one line).
+  float text_width(std::string_view s, float size) const { return font_->measure(s) * text_size(size); }
+  // The size a label asked at `size` is drawn at: never under the minimum.
+  float text_size(float size) const { return size < min_text_ ? min_text_ : size; }
+  float min_text() const { return min_text_; }  // the minimum em, canvas units
+  void set_view(const TextView& v);
+  const TextView& view() const { return view_; }
   const SdfFont& font() const { return *font_; }
 
   void flush(const Camera& cam, DrawStats& stats);
@@ -42,7 +80,16 @@ class Canvas {
     std::unique_ptr<TextBatch> text;
   };
   ShapeBatch& shapes() { return *layers_[layer_].shapes; }
+  // Greedy word wrap of `s` at `size` into lines no wider than `width` (a longer word keeps
+  // its own line).
+  std::vector<std::string> wrap(std::string_view s, float size, float width) const;
+  // Draws `lines` from the first baseline down, and logs them as one label.
+  float draw_lines(const std::vector<std::string>& lines, glm::vec2 baseline, float size, glm::vec4 color,
+                   Align a, const Rect& area, bool in_view);
+  float line_gap(float size) const { return 1.2f * size; }
   const SdfFont* font_;
+  TextView view_;
+  float min_text_ = 0.0f;
   std::array<Layer, kLayers> layers_;
   int layer_ = 0;
 };

@@ -14,6 +14,9 @@ Renderer::Renderer(const AssetPaths& assets)
 void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
   vx_ = x; vy_ = y; vw_ = w > 0 ? w : 1; vh_ = h > 0 ? h : 1;
   stats_ = {};
+  labels_.clear();
+  world_->set_view({});
+  screen_->set_view({});
   glViewport(vx_, vy_, vw_, vh_);
   glEnable(GL_SCISSOR_TEST);
   glScissor(vx_, vy_, vw_, vh_);
@@ -23,6 +26,12 @@ void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
   glDisable(GL_CULL_FACE);
   glEnable(GL_BLEND);
   glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA);  // shaders output premultiplied alpha
+}
+
+void Renderer::set_text_rule(const Camera& cam, float min_px) {
+  world_->set_view({cam.visible(), cam.world_per_pixel(), min_px, &labels_});
+  const glm::vec2 vp{static_cast<float>(vw_), static_cast<float>(vh_)};
+  screen_->set_view({{{0.0f, 0.0f}, vp}, 1.0f, min_px, &labels_});
 }
 
 void Renderer::end(const Camera& cam) {

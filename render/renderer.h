@@ -24,8 +24,13 @@ class Renderer {
 
   // Clears the viewport (x, y from the bottom-left, in framebuffer pixels) and sets up blending.
   void begin(int x, int y, int w, int h, glm::vec4 clear);
+  // The text rule for this frame (call after begin, before drawing): what `cam` shows of the
+  // world canvas, the whole viewport for the screen canvas, and the smallest label's em in
+  // pixels (render/text_rule.h). Labels drawn after it are logged in labels().
+  void set_text_rule(const Camera& cam, float min_px);
   // Draws the world canvas under `cam`, then the screen canvas in pixel units (y up).
   void end(const Camera& cam);
+  const LabelLog& labels() const { return labels_; }
   const DrawStats& stats() const { return stats_; }
 
  private:
@@ -33,6 +38,7 @@ class Renderer {
   std::unique_ptr<SdfFont> font_;
   std::unique_ptr<Canvas> world_, screen_;
   DrawStats stats_;
+  LabelLog labels_;
   int vx_ = 0, vy_ = 0, vw_ = 1, vh_ = 1;
 };
 

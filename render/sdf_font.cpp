@@ -106,6 +106,7 @@ SdfFont::SdfFont(const std::filesystem::path& font_file) {
   stbtt_GetFontVMetrics(info, &asc, &desc, &gap);
   float units_per_em = em_px_ * kSuper / scale_;
   ascent_ = asc / units_per_em;
+  descent_ = -desc / units_per_em;
 
   std::u32string wanted;
   for (char32_t c = 32; c < 127; ++c) wanted.push_back(c);

@@ -38,6 +38,7 @@ class SdfFont {
   const Glyph* glyph(char32_t c) const;
   float kern(char32_t a, char32_t b) const;  // em units
   float ascent() const { return ascent_; }    // em units
+  float descent() const { return descent_; }  // em units below the baseline (positive)
   float measure(std::string_view utf8) const;  // width in em units
   unsigned texture() const { return texture_; }
   float spread_px() const { return spread_; }
@@ -51,7 +52,7 @@ class SdfFont {
   // label is measured and laid out every frame. Render thread only.
   mutable std::unordered_map<std::uint64_t, float> kern_cache_;
   unsigned texture_ = 0;
-  float ascent_ = 0.8f, scale_ = 1.0f, em_px_ = 48.0f, spread_ = 6.0f;
+  float ascent_ = 0.8f, descent_ = 0.2f, scale_ = 1.0f, em_px_ = 48.0f, spread_ = 6.0f;
 };
 
 struct GlyphInstance {

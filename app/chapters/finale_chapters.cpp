@@ -223,31 +223,43 @@ void AgainChapter::draw(const SceneFrame& f, const Camera& cam) {
   glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
   const int step = n >= 1 ? ms[n - 1].step : 0;
   f.screen.text("step " + with_commas(step), at, 2.2f * s, palette::text, Align::Right);
-  f.screen.text("of the story model, trained here", at - glm::vec2(0.0f, 1.3f * s), s, palette::text_dim,
-                Align::Right);
+  const float under = std::max(1.3f * s, 0.3f * f.screen.text_size(2.2f * s) + f.screen.text_size(s));
+  f.screen.text("of the story model, trained here", at - glm::vec2(0.0f, under), s, palette::text_dim, Align::Right);
 
   // The writing, a line per tenfold.
   c.set_layer(2);
   Rect wa = writing_area();
-  const float big = 0.5f, small = 0.4f, row = (wa.size().y - 2.1f) / 5.0f;
-  c.text("What the story model writes after “Once upon a”, at every tenfold of steps", {wa.min.x, wa.max.y - 0.5f},
-         big, palette::text, Align::Left);
-  c.text("Real samples, same seed each time, from the small model trained on this computer. The 512 GPUs are a",
-         {wa.min.x, wa.max.y - 1.1f}, small, palette::text_dim, Align::Left);
-  c.text("picture of the full-size run, which goes on like this for hundreds of thousands of steps.",
-         {wa.min.x, wa.max.y - 1.6f}, small, palette::text_dim, Align::Left);
-  // Legend for the sweeping rows, right-aligned with the field.
-  c.box(Rect::centered({wa.max.x - 8.4f, wa.max.y - 0.65f}, {0.4f, 0.4f}), palette::forward, 0.06f);
-  c.text("forward pass", {wa.max.x - 8.0f, wa.max.y - 0.8f}, small, palette::text_dim, Align::Left);
-  c.box(Rect::centered({wa.max.x - 4.1f, wa.max.y - 0.65f}, {0.4f, 0.4f}), palette::backward, 0.06f);
-  c.text("backward pass", {wa.max.x - 3.7f, wa.max.y - 0.8f}, small, palette::text_dim, Align::Left);
+  const float big = 0.5f, small = 0.4f;
+  // The heading with the legend for the sweeping rows at its right (aligned with the field),
+  // and the note under it, each wrapped to its room at whatever size the rule gives.
+  const float legend_size = c.text_size(small), swatch = 0.4f, gap = 0.6f * legend_size;
+  const float w_back = c.text_width("backward pass", small), w_fwd = c.text_width("forward pass", small);
+  const float x_back = wa.max.x - w_back, x_fwd = x_back - 2.0f * gap - swatch - w_fwd - gap;
+  const float legend_left = x_fwd - gap - swatch;
+  const float top = wa.max.y - 0.1f, legend_y = top - c.font().ascent() * c.text_size(big);
+  c.box(Rect::centered({x_fwd - gap - swatch * 0.5f, legend_y + 0.15f}, {swatch, swatch}), palette::forward, 0.06f);
+  c.text("forward pass", {x_fwd, legend_y}, small, palette::text_dim, Align::Left);
+  c.box(Rect::centered({x_back - gap - swatch * 0.5f, legend_y + 0.15f}, {swatch, swatch}), palette::backward, 0.06f);
+  c.text("backward pass", {x_back, legend_y}, small, palette::text_dim, Align::Left);
+  float below = c.paragraph("What the story model writes after “Once upon a”, at every tenfold of steps",
+                            {wa.min.x, top}, legend_left - gap - wa.min.x, big, palette::text);
+  // The note, unless it would leave the five rows less than a line each (a small window).
+  const char* note =
+      "Real samples, same seed each time, from the small model trained on this computer. The 512 GPUs are a "
+      "picture of the full-size run, which goes on like this for hundreds of thousands of steps.";
+  const float line_h = 1.25f * c.text_size(big), with_note = below - 0.15f - c.paragraph_height(note, wa.size().x, small);
+  if ((std::min(wa.max.y - 2.1f, with_note - 0.15f) - wa.min.y) / 5.0f >= line_h)
+    below = c.paragraph(note, {wa.min.x, below - 0.15f}, wa.size().x, small, palette::text_dim);
+  // The rows share what is left under the note.
+  const float rows_top = std::min(wa.max.y - 2.1f, below - 0.3f);
+  const float row = (rows_top - wa.min.y) / 5.0f;
   if (ms.size() <= 1 && !run.training_done()) {
     c.text(run.trained_steps() > 0 ? "training…" : "Press “Keep training” to train the story model to step 1,000.",
-           {wa.min.x, wa.max.y - 2.1f - row}, big, palette::forward, Align::Left);
+           {wa.min.x, rows_top - row}, big, palette::forward, Align::Left);
   }
   for (int k = 0; k < n && k < static_cast<int>(ms.size()); ++k) {
     const float a = phase(t, kFirstLine + k * kLineEvery, 0.5f, Ease::Smooth);
-    const float y = wa.max.y - 2.1f - (k + 0.6f) * row;
+    const float y = rows_top - (k + 0.6f) * row;
     c.text("step " + with_commas(ms[k].step), {wa.min.x + 3.0f, y}, small, with_alpha(palette::text_dim, a),
            Align::Right);
     c.text("Once upon a" + one_line(ms[k].sample, 90), {wa.min.x + 3.4f, y}, big,
@@ -331,15 +343,20 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
     look.fill_weights = fill * static_cast<float>((bytes.weights + bytes.gradients) / cap);
     look.fill_optimizer = fill * static_cast<float>(bytes.optimizer / cap);
     look.capacity_label = format_bytes(toy_capacity_bytes()) + " · toy GPU";
+    look.label_room = 0.4f;  // the experts take the rest of each slab
     draw_box(c, b, look, wpp);
     c.set_layer(2);
     const float ex = phase(t, kExperts, 0.6f, Ease::Smooth);
+    // The experts' numbers over the top layer, where each fits over its square at the rule's size.
+    const Rect e0 = expert_rect(0, 0);
+    const float pitch = expert_rect(0, 1).center().x - e0.center().x;
+    const bool numbers = c.text_width(std::to_string(share.end_expert), 0.026f * s) + 0.4f * c.text_size(0.026f * s) < pitch;
     for (int l = 0; l < look.layers; ++l)
       for (int e = 0; e < share.end_expert - share.first_expert; ++e) {
         Rect r = expert_rect(l, e);
         float a = ex * phase(t, kExperts + 0.05f * (l * 8 + e), 0.3f);
         c.box(r, with_alpha(palette::weights, 0.85f * a), 0.002f * s, with_alpha(palette::weights, a), line);
-        if (l == look.layers - 1)
+        if (l == look.layers - 1 && numbers)
           c.text(std::to_string(share.first_expert + e + 1), {r.center().x, r.max.y + 0.05f * s}, 0.026f * s,
                  with_alpha(palette::text_dim, a), Align::Center);
       }

@@ -322,8 +322,10 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f, 1.0f,
              "error " + pct(p.loss_time), s, wpp);
   float note = phase(t, 4.4f, 0.6f, Ease::Smooth);
-  c.text("gradients written down · weights not changed yet", {L.box.chip.center().x, L.box.chip.max.y + 0.05f * s},
-         0.034f * s, with_alpha(palette::backward, note), Align::Center);
+  // Centred over the box unless that would run into the chart's title at the rule's size.
+  const char* said = "gradients written down · weights not changed yet";
+  const float right = std::min(L.box.chip.center().x + 0.5f * c.text_width(said, 0.034f * s), L.chart.min.x - 0.03f * s);
+  c.text(said, {right, L.box.chip.max.y + 0.05f * s}, 0.034f * s, with_alpha(palette::backward, note), Align::Right);
 }
 
 // ---- One step ----
@@ -475,13 +477,18 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
                                          : "press the button to train to step 1,000";
   c.text(hint, {L.tray(1).min.x, L.tray(1).center().y - 0.012f * s}, 0.034f * s, with_alpha(palette::text_dim, 1.0f));
   if (!ms.empty()) {
-    // The milestones seen so far, one line each.
-    float y = L.tray(2).max.y - 0.04f * s;
-    for (const auto& m : ms) {
+    // The milestones seen so far, one line each, in a second column when the text is too big
+    // for one above the read-out.
+    const float size = c.text_size(0.03f * s), pitch = std::max(0.04f * s, 1.2f * size);
+    const float top = L.tray(2).max.y - 0.04f * s, floor = L.foot.max.y - 0.045f * s + 1.1f * c.text_size(0.04f * s);
+    const int per_column = std::max(1, static_cast<int>((top - floor - 0.3f * size) / pitch) + 1);
+    float x = L.tray(2).min.x, widest = 0.0f;
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+      if (i > 0 && i % per_column == 0) { x += widest + 1.5f * size; widest = 0.0f; }
       char line[128];
-      std::snprintf(line, sizeof line, "step %5s:  p(time) = %.3f", with_commas(m.step).c_str(), m.p_time);
-      c.text(line, {L.tray(2).min.x, y}, 0.03f * s, with_alpha(palette::text_dim, 1.0f));
-      y -= 0.04f * s;
+      std::snprintf(line, sizeof line, "step %5s:  p(time) = %.3f", with_commas(ms[i].step).c_str(), ms[i].p_time);
+      widest = std::max(widest, c.text(line, {x, top - pitch * (i % per_column)}, size,
+                                       with_alpha(palette::text_dim, 1.0f)));
     }
   }
 }

@@ -49,8 +49,7 @@ void draw_waiting_layers(Canvas& c, const Rect& chip, float drop, float wpp) {
     Rect rr{r.min + off, r.max + off};
     c.box(rr, with_alpha(palette::weights, 0.10f * drop), 0.012f * s);
     dashed_rect(c, rr, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * drop));
-    c.text("Layer " + std::to_string(5 + k), {rr.min.x + 0.025f * s, rr.center().y - 0.012f * s}, 0.034f * s,
-           with_alpha(palette::text_dim, drop));
+    draw_layer_label(c, rr, 5 + k, s, with_alpha(palette::text_dim, drop));
   }
 }
 
@@ -139,10 +138,14 @@ void MemoryChapter::draw(const SceneFrame& f, const Camera& cam) {
     c.text(line, {top.x, a.min.y - 0.12f * s}, 0.036f * s, with_alpha(palette::text, phase(t, 1.0f, 0.6f)),
            Align::Center);
     float named = phase(t, 2.8f, 0.6f, Ease::Smooth);
-    c.text("6 bytes: weight and gradient", {top.x - 0.35f * s, a.min.y - 0.2f * s}, 0.034f * s,
-           with_alpha(palette::weights, named), Align::Center);
-    c.text("12 bytes: the optimizer's exact copy and two averages", {top.x + 0.55f * s, a.min.y - 0.2f * s},
-           0.034f * s, with_alpha(palette::optimizer, named), Align::Center);
+    // The two parts side by side under it, centred as a pair, at whatever size the rule gives.
+    const char* weights = "6 bytes: weight and gradient";
+    const char* optimizer = "12 bytes: the optimizer's exact copy and two averages";
+    const float size = c.text_size(0.034f * s), gap = size;
+    const float w1 = c.text_width(weights, size), w2 = c.text_width(optimizer, size);
+    const float x = top.x - (w1 + gap + w2) * 0.5f, y = a.min.y - 0.12f * s - std::max(0.08f * s, 1.3f * size);
+    c.text(weights, {x, y}, size, with_alpha(palette::weights, named));
+    c.text(optimizer, {x + w1 + gap, y}, size, with_alpha(palette::optimizer, named));
   }
   c.set_layer(0);
 }

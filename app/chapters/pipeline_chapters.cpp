@@ -32,7 +32,10 @@ void bracket(Canvas& c, float x0, float x1, float y, const std::string& title, f
   c.line({x0, y}, {x1, y}, lw, col);
   c.line({x0, y}, {x0, y + 0.03f * s}, lw, col);
   c.line({x1, y}, {x1, y + 0.03f * s}, lw, col);
-  c.text(title, {(x0 + x1) * 0.5f, y - 0.07f * s}, 0.05f * s * kSmallText, with_alpha(palette::text, alpha), Align::Center);
+  // Its top just under the bracket at whatever size the rule gives.
+  const float size = c.text_size(0.05f * s * kSmallText);
+  c.text(title, {(x0 + x1) * 0.5f, y - std::max(0.07f * s, 0.01f * s + c.font().ascent() * size)}, size,
+         with_alpha(palette::text, alpha), Align::Center);
 }
 
 void legend(Canvas& c, glm::vec2 at, float s, float alpha) {
@@ -105,8 +108,7 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
       if (a <= 0.0f) continue;
       c.box(now, with_alpha(palette::weights, 0.10f * a), 0.012f * s);
       dashed_rect(c, now, 0.02f * s, std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::weights, 0.9f * a));
-      c.text("Layer " + std::to_string(5 + k), {now.min.x + 0.025f * s, now.center().y - 0.012f * s}, 0.034f * s,
-             with_alpha(palette::text_dim, a));
+      draw_layer_label(c, now, 5 + k, s, with_alpha(palette::text_dim, a), 0.4f);
     }
   }
   c.set_layer(2);
@@ -122,8 +124,9 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
     c.disc(badge.center(), 0.07f * s * std::min(a, 1.2f), palette::lit);
     check_mark(c, Rect::centered(badge.center(), badge.size() * 0.8f), std::max(2.0f * wpp, 0.012f * s),
                with_alpha(palette::background, std::min(a, 1.0f)));
-    c.text("fits", {badge.center().x, badge.min.y - 0.06f * s}, 0.04f * s, with_alpha(palette::lit, std::min(a, 1.0f)),
-           Align::Center);
+    const float fits = c.text_size(0.04f * s);  // under the badge, its top clear of it
+    c.text("fits", {badge.center().x, badge.min.y - std::max(0.06f * s, 0.01f * s + c.font().ascent() * fits)}, fits,
+           with_alpha(palette::lit, std::min(a, 1.0f)), Align::Center);
   }
   const float labels = phase(t, kLabels, 0.5f, Ease::Smooth);
   draw_stage_labels(c, sc_, labels);
@@ -139,10 +142,19 @@ void StagesChapter::draw(const SceneFrame& f, const Camera& cam) {
                   format_bytes(toy_capacity_bytes()).c_str());
   else
     std::snprintf(line, sizeof line, "held per GPU: reading each rank's allocator…");
-  c.text(line, {(a.min.x + b.max.x) * 0.5f, a.min.y - 0.33f * s}, 0.036f * s * kSmallText,
-         with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)), Align::Center);
-  c.text("no layer is trained yet: all eight begin at step 0 and learn together", {(a.min.x + b.max.x) * 0.5f,
-         a.min.y - 0.41f * s}, 0.036f * s * kSmallText, with_alpha(palette::text_dim, labels), Align::Center);
+  // Two centred lines; the first, if the rule makes it wider than the picture, wraps, and the
+  // second goes under however many lines it took.
+  const float size = c.text_size(0.036f * s * kSmallText), mid = (a.min.x + b.max.x) * 0.5f;
+  const float title = c.text_size(0.05f * s * kSmallText);
+  const float title_base = a.min.y - 0.16f * s - std::max(0.07f * s, 0.01f * s + c.font().ascent() * title);
+  const float held_y = std::min(a.min.y - 0.33f * s, title_base - 1.25f * size);
+  c.text(line, {mid, held_y}, size, with_alpha(palette::text_dim, phase(t, kWalls + 0.4f, 0.6f)),
+         Align::Center);
+  const float room = c.view().visible.size().x - 8.0f * cam.world_per_pixel();
+  const int first_lines = c.text_width(line, size) > room && room > 0.0f ? 2 : 1;
+  c.text("no layer is trained yet: all eight begin at step 0 and learn together",
+         {mid, held_y - std::max(0.08f * s, 1.25f * size) * first_lines}, size,
+         with_alpha(palette::text_dim, labels), Align::Center);
   c.set_layer(0);
 }
 
@@ -258,8 +270,9 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
   for (int stage = 0; stage < 2; ++stage) {
     Rect g = sc_.gauge(stage * 2 + 1);
     float shown = v >= st.pipeline_end ? 1.0f : 0.0f;
+    const float size = c.text_size(0.042f * s * kSmallText);  // its top just under the gauge, at any size
     c.text("stage " + std::to_string(stage + 1) + " idle " + percent(st.stage_idle[stage]) + " (measured)",
-           {g.max.x, g.min.y - 0.07f * s}, 0.042f * s * kSmallText, with_alpha(stage == 0 ? palette::text : palette::text, shown),
+           {g.max.x, g.min.y - 0.02f * s - c.font().ascent() * size}, size, with_alpha(palette::text, shown),
            Align::Right);
   }
   Rect top = sc_.gauge(2);
@@ -310,20 +323,21 @@ void WaitChapter::draw(const SceneFrame& f, const Camera& cam) {
   // What the hand-over really cost, and the summary.
   double send = 0.0;
   for (const PipeHandoff& h : st.handoffs) send = std::max(send, h.arrived - h.sent);
-  Rect a = sc_.chip(0), b = sc_.chip(1);
+  // Two paragraphs under the boxes and gauges, wrapped to the width they span.
+  const float x0 = sc_.gauge(0).min.x - 0.4f * s, width = sc_.gauge(0).max.x - x0;
   float done = phase(f.t, kRun + kRunFor + kSends * kHold, 0.6f, Ease::Smooth);
   char line[220];
   std::snprintf(line, sizeof line,
                 "one microbatch, two stages: while one stage works the other waits · idle %s of the step, both stages "
                 "averaged (measured)",
                 percent(st.bubble).c_str());
-  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.2f * s}, 0.042f * s * kSmallText, with_alpha(palette::text, done));
+  float y = c.paragraph(line, {x0, sc_.chip(0).min.y - 0.16f * s}, width, 0.042f * s * kSmallText,
+                        with_alpha(palette::text, done));
   std::snprintf(line, sizeof line,
                 "the clock pauses at each hand-over so you can follow it: the longest took %.1f µs on the "
                 "virtual NVLink",
                 send * 1e6);
-  c.text(line, {sc_.gauge(0).min.x - 0.4f * s, a.min.y - 0.3f * s}, 0.036f * s * kSmallText, palette::text_faint);
-  (void)b;
+  c.paragraph(line, {x0, y - 0.03f * s}, width, 0.036f * s * kSmallText, palette::text_faint);
   c.set_layer(0);
 }
 
@@ -343,8 +357,8 @@ double BackToBackChapter::compare_full() const {
 Rect BackToBackChapter::compare_gauge(int i, int stage) const {
   Rect a = sc_.chip(0);
   const float s = sc_.s();
-  float y = a.min.y - 0.62f * s - i * 0.42f * s + (stage == 1 ? 0.09f * s : 0.0f);
-  return {{a.min.x + 0.12f, y}, {a.min.x + 0.12f + 2.7f, y + 0.075f * s}};
+  float y = a.min.y - 0.62f * s - i * 0.42f * s + (stage == 1 ? 0.115f * s : 0.0f);
+  return {{a.min.x + 0.12f, y}, {a.min.x + 0.12f + 2.7f, y + 0.1f * s}};  // tall enough for the numbers
 }
 
 void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
@@ -390,6 +404,7 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
   Rect g0 = compare_gauge(0, 1);
   c.text("the same 8 texts per step, cut into more microbatches (one time scale; GPU 1 and GPU 3)",
          {g0.min.x, g0.max.y + 0.1f * s}, 0.04f * s * kSmallText, with_alpha(palette::text, head));
+  float lowest = compare_gauge(2, 0).min.y;  // the bottom of the rows and their wrapped notes
   for (int i = 0; i < 3; ++i) {
     float a = phase(f.t, kCompare + i * kCompareEvery, 0.4f, Ease::Smooth);
     if (a <= 0.0f) continue;
@@ -405,13 +420,19 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
     char line[160];
     std::snprintf(line, sizeof line, "idle %s measured · %s textbook (p−1)/(m+p−1), p=2 m=%d",
                   percent(run.bubble).c_str(), percent(run.textbook).c_str(), kRuns[i]);
-    c.text(line, {g.max.x + 0.05f * s, g.max.y + 0.02f * s}, 0.042f * s * kSmallText, with_alpha(palette::text, a));
+    // Beside the pair of gauges, wrapped to the room left of the picture's right edge.
+    const float x = g.max.x + 0.05f * s, size = c.text_size(0.042f * s * kSmallText);
+    const float room = std::max(c.view().visible.max.x - 4.0f * wpp - x, 0.6f);
+    lowest = std::min(lowest, c.paragraph(line, {x, g.max.y + 0.02f * s + c.font().ascent() * size}, room, size,
+                                          with_alpha(palette::text, a)));
   }
   float why = phase(f.t, kCompare + 3 * kCompareEvery, 0.5f, Ease::Smooth);
   Rect last = compare_gauge(2, 0);
-  c.text("the textbook figure assumes equal stages; here stage 2 also runs the output layer and the loss, so it "
-         "works longer",
-         {last.min.x, last.min.y - 0.12f * s}, 0.038f * s * kSmallText, with_alpha(palette::text_dim, why));
+  const float note = c.text_size(0.038f * s * kSmallText);
+  c.paragraph("the textbook figure assumes equal stages; here stage 2 also runs the output layer and the loss, so it "
+              "works longer",
+              {last.min.x, std::min(last.min.y - 0.12f * s + c.font().ascent() * note, lowest - 0.02f * s)},
+              std::max(c.view().visible.max.x - 4.0f * wpp - last.min.x, 0.6f), note, with_alpha(palette::text_dim, why));
   c.set_layer(0);
 }
 

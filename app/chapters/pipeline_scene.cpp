@@ -20,7 +20,7 @@ Rect PipeScene::frame(float right, float below) const {
 
 Rect PipeScene::gauge(int rank) const {
   Rect row = chip(rank - rank % 2 + 1);  // the stage's right-hand GPU
-  float x0 = row.max.x + 0.32f, h = 0.075f;
+  float x0 = row.max.x + 0.32f, h = 0.1f;  // tall enough for a microbatch's number at the rule's size
   float y = row.center().y + (rank % 2 == 0 ? 0.06f : -0.2f);
   return {{x0, y}, {x0 + 2.3f, y + h}};
 }
@@ -39,6 +39,7 @@ float held_fill(int rank) {
 void draw_stage_box(Canvas& c, const PipeScene& sc, int rank, float fill, float fade, float wpp) {
   BoxLook look = loaded_box(4);
   look.first_layer = 4 * (rank / 2);
+  look.label_room = 0.4f;  // the experts take the rest of each slab
   look.fill_weights = fill;
   look.fade = fade;
   if (rank != 0) look.capacity_label.clear();
@@ -82,8 +83,7 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
       glm::vec4 col = now_bwd ? palette::backward : palette::forward;
       c.glow(r, with_alpha(col, 0.5f * look.alpha), 0.012f * s, 0.03f * s);
       c.box(r, with_alpha(col, 0.85f * look.alpha), 0.012f * s);
-      c.text("Layer " + std::to_string(layer + 1), {r.min.x + 0.025f * s, r.center().y - 0.012f * s}, 0.034f * s,
-             with_alpha(palette::background, look.alpha));
+      draw_layer_label(c, r, layer + 1, s, with_alpha(palette::background, look.alpha), 0.4f);
     }
   }
   // Waiting: inside the pipeline's run, at no moment of any of its microbatches' work.
@@ -94,10 +94,11 @@ void draw_step_on_box(Canvas& c, const PipeScene& sc, int rank, const StepLook& 
     Rect area{{b.interior.min.x, b.slab(0, 4).min.y - 0.01f * s}, {b.interior.max.x, b.slab(3, 4).max.y + 0.01f * s}};
     c.hatched(area, with_alpha(palette::waiting_bg, 0.75f * look.alpha), with_alpha(palette::waiting, look.alpha),
               0.035f * s, 0.008f * s, 0.012f * s);
-    c.box(Rect::centered(area.center(), {0.3f * s, 0.08f * s}), with_alpha(palette::background, 0.85f * look.alpha),
-          0.02f * s);
-    c.text("waiting", {area.center().x, area.center().y - 0.014f * s}, 0.045f * s * kSmallText,
-           with_alpha(palette::text, look.alpha), Align::Center);
+    // The word on a dark tag sized to it (the word is never under the rule's size).
+    const float size = c.text_size(0.045f * s * kSmallText);
+    const Rect tag = Rect::centered(area.center(), {c.text_width("waiting", size) + 0.6f * size, 1.5f * size});
+    c.box(tag, with_alpha(palette::background, 0.85f * look.alpha), 0.02f * s);
+    c.text_in("waiting", tag, size, with_alpha(palette::text, look.alpha), Align::Center);
   }
 }
 
@@ -143,8 +144,11 @@ void draw_gauge(Canvas& c, const Rect& r, const PipelineStep& st, int rank, doub
       if (sp.rank != rank || sp.end > until) continue;
       float x0 = x_of(sp.begin), x1 = x_of(sp.end);
       std::string n = std::to_string(sp.microbatch + 1);
-      if (x1 - x0 > c.text_width(n, 0.05f * s) + 0.01f * s)
-        c.text(n, {(x0 + x1) * 0.5f, r.center().y - 0.016f * s}, 0.05f * s, with_alpha(palette::background, alpha),
+      // The number sits in the middle of its stretch and leaves a band of the bar's colour above
+      // and below it (a digit's ink is about 3/4 of its em); where that cannot be, no number.
+      const float size = c.text_size(0.05f * s), ink = 0.75f * size;
+      if (ink <= 0.7f * r.size().y && x1 - x0 > c.text_width(n, size) + 0.01f * s)
+        c.text(n, {(x0 + x1) * 0.5f, r.center().y - 0.5f * ink}, size, with_alpha(palette::background, alpha),
                Align::Center);
     }
   }
@@ -163,10 +167,11 @@ void draw_stage_labels(Canvas& c, const PipeScene& sc, float alpha) {
     float x = row.min.x - 0.08f * s;
     c.line({x + 0.03f * s, row.min.y}, {x + 0.03f * s, row.max.y}, std::max(0.004f * s, 0.002f),
            with_alpha(palette::text_dim, alpha));
-    c.text("Stage " + std::to_string(stage + 1), {x, row.center().y + 0.01f * s}, 0.075f * s,
-           with_alpha(palette::text, alpha), Align::Right);
-    c.text(stage == 0 ? "layers 1–4" : "layers 5–8", {x, row.center().y - 0.08f * s}, 0.05f * s * kSmallText,
-           with_alpha(palette::text_dim, alpha), Align::Right);
+    // Two lines, the second under the first at whatever size the rule gives them.
+    const float big = c.text_size(0.075f * s), small = c.text_size(0.05f * s * kSmallText);
+    const float y = row.center().y + 0.01f * s, y2 = y - std::max(0.09f * s, 0.3f * big + 0.95f * small);
+    c.text("Stage " + std::to_string(stage + 1), {x, y}, big, with_alpha(palette::text, alpha), Align::Right);
+    c.text(stage == 0 ? "layers 1–4" : "layers 5–8", {x, y2}, small, with_alpha(palette::text_dim, alpha), Align::Right);
   }
 }
 

@@ -311,8 +311,11 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   const Rect r0 = b_.chart_row(0);
   const float x0 = r0.min.x, w = r0.size().x;
   auto xv = [&](double vv) { return x0 + w * float(vv / step->step_end); };
-  c.text("GPU 1, 9, 17 … 57, the first of each stage, on the step's virtual clock",
-         {x0, bl.max.y + 0.18f}, 0.2f, with_alpha(palette::text_dim, chart_a), Align::Left);
+  // Over the chart, as far as the picture's right edge: smaller or on two lines if it must.
+  const float right = std::max(c.view().visible.max.x - 4.0f * wpp, r0.max.x);
+  c.text_in("GPU 1, 9, 17 … 57, the first of each stage, on the step's virtual clock",
+            {{x0, bl.max.y + 0.05f}, {right, bl.max.y + 0.05f + std::max(0.3f, 2.6f * c.min_text())}}, 0.2f,
+            with_alpha(palette::text_dim, chart_a), Align::Left);
   const double shown = std::max(0.0, v);
   for (int st = 0; st < ScaleBlock::kStages; ++st) {
     const Rect row = b_.chart_row(st);
@@ -355,17 +358,28 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
                 "Waiting, measured: %s of the pipeline's time, mean over the 8 stages "
                 "(the textbook figure for 8 stages and 8 microbatches: %s)",
                 pct(step->waiting).c_str(), pct(step->textbook).c_str());
-  c.text(line, {bl.min.x - 3.2f, bl.min.y - 1.3f}, 0.22f, with_alpha(palette::text, done_a), Align::Left);
+  // Three paragraphs under the legend, one below the other at whatever size the rule gives; the
+  // two notes only while they fit above the picture's bottom edge (a small window keeps the
+  // measurement and drops the notes).
+  const float px = bl.min.x - 3.2f, width = std::max(right - px, 1.0f), bottom = c.view().visible.min.y;
+  float y = c.paragraph(line, {px, bl.min.y - 1.3f + c.font().ascent() * c.text_size(0.22f)}, width, 0.22f,
+                        with_alpha(palette::text, done_a));
   std::snprintf(line, sizeof line,
                 "A real step of the 32-layer, 64-expert model on 64 virtual ranks: %d texts of %d tokens "
                 "(kept short so it runs in seconds), loss %.2f.",
                 step->texts, step->seq, step->loss);
-  c.text(line, {bl.min.x - 3.2f, bl.min.y - 1.7f}, 0.18f, with_alpha(palette::text_dim, chart_a), Align::Left);
+  y = std::min(y - 0.08f, bl.min.y - 1.7f + c.font().ascent() * c.text_size(0.18f));
+  if (y - c.paragraph_height(line, width, 0.18f) < bottom) {
+    c.set_layer(0);
+    return;
+  }
+  y = c.paragraph(line, {px, y}, width, 0.18f, with_alpha(palette::text_dim, chart_a));
   std::snprintf(line, sizeof line,
                 "Each op's time: the fastest of %d measured runs on this machine's CPU. Links are modelled: "
                 "NVLink inside a machine of 8, InfiniBand between machines.",
                 step->measured_runs);
-  c.text(line, {bl.min.x - 3.2f, bl.min.y - 1.98f}, 0.18f, with_alpha(palette::text_dim, chart_a), Align::Left);
+  if (y - 0.02f - c.paragraph_height(line, width, 0.18f) >= bottom)
+    c.paragraph(line, {px, y - 0.02f}, width, 0.18f, with_alpha(palette::text_dim, chart_a));
   c.set_layer(0);
 }
 

@@ -67,6 +67,7 @@ void SplitExpertsChapter::draw(const SceneFrame& f, const Camera& cam) {
     BoxLook look = loaded_box(4);
     look.fill_weights = static_cast<float>(lerp(bytes.replicated / cap, bytes.split / cap, double(drop)));
     if (g == 1) look.capacity_label.clear();
+    look.label_room = 0.4f;  // the experts' squares take the rest of each slab
     draw_box(c, b, look, wpp);
     c.set_layer(2);
     for (int l = 0; l < 4; ++l) {
@@ -141,6 +142,7 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
     BoxLook look = loaded_box(4);
     look.fill_weights = static_cast<float>(bytes.split / cap);
     if (k == 1) look.capacity_label.clear();
+    look.label_room = 0.4f;  // the experts' squares take the rest of each slab
     draw_box(c, g[k], look, wpp);
     c.set_layer(2);
     for (int l = 0; l < 4; ++l)
@@ -188,13 +190,17 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
   float meet = pulse(t, kMeet, 0.8f);
   if (meet > 0.0f)
     for (int l = 0; l < 4; ++l) c.disc({gap_x, g[0].slab(l, 4).min.y}, 0.02f * s * meet, palette::backward);
-  c.text(t >= kMeet + 0.5f ? "step 2" : "step 1", {g[1].chip.max.x, g[0].chip.min.y - 0.08f * s}, 0.05f * s,
-         palette::text, Align::Right);
   float note = phase(t, 1.0f, 0.6f, Ease::Smooth);
   char line[200];
   std::snprintf(line, sizeof line, "tokens the all-to-all sent to an expert on the other GPU, per layer (of %d)",
                 tr.pairs_per_gpu);
   c.text(line, {gap_x, g[0].chip.min.y - 0.1f * s}, 0.034f * s, with_alpha(palette::text_dim, note), Align::Center);
+  // The step counter under the right GPU, pushed below the note when the rule makes that wide.
+  const float note_right = gap_x + 0.5f * c.text_width(line, 0.034f * s);
+  const float below = note_right > g[1].chip.max.x - c.text_width("step 2", 0.05f * s) - 0.02f * s
+                          ? 1.3f * c.text_size(0.034f * s) : 0.0f;
+  c.text(t >= kMeet + 0.5f ? "step 2" : "step 1", {g[1].chip.max.x, g[0].chip.min.y - 0.08f * s - below}, 0.05f * s,
+         palette::text, Align::Right);
   c.text("layers 5–8 still wait: eight layers do not fit yet", {gap_x, g[0].chip.max.y + 0.68f * s}, 0.04f * s,
          with_alpha(palette::text, note), Align::Center);
   c.set_layer(0);

@@ -40,10 +40,12 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
     const float w = c.text(str, at, size, colour, a);
     const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
-    drawn_.labels.push_back({{x, at.y - size * 0.22f}, {x + w, at.y + size * 0.75f}});
+    const float drawn = c.text_size(size);  // the canvas's text rule may have raised it
+    drawn_.labels.push_back({{x, at.y - drawn * 0.22f}, {x + w, at.y + drawn * 0.75f}});
   };
   const LiveRun* run = rs.run();
-  const float label = std::max(12.0f * s, std::min(vp.x, vp.y) * 0.022f);  // one size rule for the view's words
+  // One size for the view's words, never under the canvas's text rule (render/text_rule.h).
+  const float label = std::max({12.0f * s, std::min(vp.x, vp.y) * 0.022f, c.min_text()});
   if (!run) {
     say(runner_.status().building ? "Building the run…" : "No run yet: choose a configuration and press Apply.",
         {vp.x * 0.5f, vp.y * 0.5f}, label * 1.2f, text_dim, Align::Center);
@@ -195,8 +197,11 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       say("GPU " + std::to_string(r + 1), {box.min.x + sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label, text, Align::Left);
       if ((std::size_t)r < mem.size()) {
         const RankMemory& m = mem[(std::size_t)r];
-        say(mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r])),
-               {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
+        const std::string bytes = mb((double)(m.current[0] + m.current[1] + m.current[2] + act[(std::size_t)r]));
+        // Beside the name only where both fit the chip's width at the size drawn.
+        const float room = sz.x * 0.84f - c.text_width("GPU " + std::to_string(r + 1), label) - label * 0.5f;
+        if (c.text_width(bytes, label * 0.85f) <= room)
+          say(bytes, {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
       }
       if (ep > 1) {
         const int e0 = L.first_expert(r);

@@ -81,11 +81,13 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
   const int rows = std::max({9, run->model.n_layers + 1, run->model.n_layers + 3});
   const float label = std::min({label_max, area.size().y / ((float)rows * 1.75f + 0.6f),
                                 (area.size().x - 3.2f * label_max) / 3.0f / 11.0f});
-  if (label < 6.0f) return;  // no room at all: the timeline and the side panel still say it
+  // No room for words at the text rule's size: the timeline and the side panel still say it.
+  if (label < c.min_text()) return;
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
     const float w = c.text(str, at, size, colour, a);
     const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
-    drawn_.labels.push_back({{x, at.y - size * 0.22f}, {x + w, at.y + size * 0.75f}});
+    const float drawn = c.text_size(size);  // the canvas's text rule may have raised it
+    drawn_.labels.push_back({{x, at.y - drawn * 0.22f}, {x + w, at.y + drawn * 0.75f}});
   };
   auto fit = [&](std::string s, float width, float size) {
     while (s.size() > 4 && c.text_width(s, size) > width) s.erase(0, 1);  // keep the end of a context

@@ -83,9 +83,11 @@ void draw_box(Canvas& c, const BoxParts& p, const BoxLook& look, float wpp) {
       }
     }
   }
-  if (look.ticks > 0.0f && !look.capacity_label.empty()) {
-    c.text(look.capacity_label, {p.left_wall.min.x, p.left_wall.max.y + 0.03f * s}, 0.036f * s,
-           with_alpha(palette::text_dim, a * look.ticks), Align::Left);
+  // The capacity in the band between the walls' tops and the chip's edge, where it fits at the
+  // rule's size (a GPU seen from far has no room for it; the chapters say it elsewhere).
+  const Rect band{{p.left_wall.min.x, p.left_wall.max.y}, {p.right_wall.max.x, p.chip.max.y - 0.01f * s}};
+  if (look.ticks > 0.0f && !look.capacity_label.empty() && c.text_fits(look.capacity_label, band)) {
+    c.text_in(look.capacity_label, band, 0.036f * s, with_alpha(palette::text_dim, a * look.ticks), Align::Left);
   }
 
   // Compute strip along the floor.
@@ -103,9 +105,8 @@ void draw_box(Canvas& c, const BoxParts& p, const BoxLook& look, float wpp) {
     float tone = l < static_cast<int>(look.tone.size()) ? look.tone[l] : 0.0f;
     glm::vec4 fill = mix(mix(palette::weights, palette::chip_body, 0.55f), palette::weights, tone);
     c.box({r.min + off, r.max + off}, with_alpha(fill, al), 0.012f * s, with_alpha(palette::weights, al), line);
-    c.text("Layer " + std::to_string(look.first_layer + l + 1),
-           glm::vec2(r.min.x + 0.025f * s, r.center().y - 0.012f * s) + off,
-           0.034f * s, with_alpha(palette::text, al), Align::Left);
+    draw_layer_label(c, {r.min + off, r.max + off}, look.first_layer + l + 1, s, with_alpha(palette::text, al),
+                     look.label_room);
   }
   if (look.hairlines > 0.0f) {
     Rect top = p.slab(look.drawn_layers - 1, look.drawn_layers);
@@ -121,6 +122,15 @@ void draw_box(Canvas& c, const BoxParts& p, const BoxLook& look, float wpp) {
     c.box({p.chip.min + lift, p.chip.max + lift}, with_alpha(palette::chip_body, a * look.lid), 0.09f * s,
           with_alpha(palette::chip_edge, a * look.lid), std::max(wpp, 0.012f * s));
   }
+}
+
+void draw_layer_label(Canvas& c, const Rect& slab, int layer_number, float s, glm::vec4 color, float room) {
+  const Rect area{{slab.min.x + 0.02f * s, slab.min.y}, {slab.min.x + room * slab.size().x - 0.01f * s, slab.max.y}};
+  const std::string words = "Layer " + std::to_string(layer_number), number = std::to_string(layer_number);
+  if (c.text_fits(words, area) && c.text_width(words, 0.034f * s) <= area.size().x)
+    c.text_in(words, area, 0.034f * s, color);
+  else if (c.text_fits(number, area))
+    c.text_in(number, area, 0.034f * s, color);
 }
 
 }  // namespace onegpu::app

@@ -41,8 +41,15 @@ struct BoxLook {
   float hairlines = 0.0f;     // faint lines above the top slab: deeper models
   std::vector<float> tone;    // per-layer re-tone flash 0..1 (after an update)
   float fade = 1.0f;
+  float label_room = 1.0f;    // share of a slab its layer's name may take (the rest: experts)
 };
 
 void draw_box(render::Canvas& c, const BoxParts& p, const BoxLook& look, float wpp);
+
+// A layer's name in the left `room` share of its slab (the rest holds its experts where they
+// are drawn): "Layer 5" where there is room at the text rule's size, the bare "5" where only
+// that fits, nothing where not even that does (a small GPU far out in the field).
+void draw_layer_label(render::Canvas& c, const render::Rect& slab, int layer_number, float s, glm::vec4 color,
+                      float room = 1.0f);
 
 }  // namespace onegpu::app

@@ -81,9 +81,11 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
                 float alpha, float error, const std::string& error_text, float s, float wpp) {
   if (alpha <= 0.0f) return;
   const float line = std::max(wpp, 0.003f * s);
-  c.text(title, {r.min.x, r.max.y - 0.04f * s}, 0.048f * s, with_alpha(palette::text, alpha));
-  c.text("the model's next-token probabilities", {r.min.x, r.max.y - 0.085f * s}, 0.03f * s,
-         with_alpha(palette::text_dim, alpha));
+  // Title and subtitle stacked by their real sizes; the bars take what is left.
+  const float big = c.text_size(0.048f * s), small = c.text_size(0.03f * s);
+  const float y1 = r.max.y - 0.04f * s, y2 = y1 - std::max(0.045f * s, 0.3f * big + 1.0f * small);
+  c.text(title, {r.min.x, y1}, big, with_alpha(palette::text, alpha));
+  c.text("the model's next-token probabilities", {r.min.x, y2}, small, with_alpha(palette::text_dim, alpha));
   if (bars.empty()) return;
   // Labels in <hex> are tokens that hold only part of a character: say so once, under the chart.
   for (const Bar& b : bars)
@@ -92,7 +94,8 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
              {r.min.x, r.min.y - 0.04f * s}, 0.026f * s, with_alpha(palette::text_dim, alpha));
       break;
     }
-  const float top = r.max.y - 0.13f * s, row = (top - r.min.y) / static_cast<float>(bars.size());
+  const float top = std::min(r.max.y - 0.13f * s, y2 - 0.35f * small - 0.02f * s - 1.2f * c.text_size(0.026f * s));
+  const float row = (top - r.min.y) / static_cast<float>(bars.size());
   const float label_w = 0.2f * s, x0 = r.min.x + label_w, full = r.max.x - x0 - 0.14f * s;
   // The "certain" line: probability 1.
   c.line({x0 + full, top + 0.01f * s}, {x0 + full, r.min.y}, line, with_alpha(palette::text_faint, alpha));
@@ -119,12 +122,16 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       c.line({from, yy}, {to, yy}, line * 1.6f, pink);
       c.line({from, yy}, {from, yy - row * 0.2f}, line * 1.6f, pink);
       c.line({to, yy}, {to, yy - row * 0.2f}, line * 1.6f, pink);
-      // A short bracket (a good guess) has no room for its label: it goes just under the bar,
-      // ending at the "certain" line, clear of the "certain" mark above the chart.
-      if (to - from > c.text_width(error_text, 0.028f * s)) {
-        c.text(error_text, {(from + to) * 0.5f, yy + 0.012f * s}, 0.028f * s, pink, Align::Center);
-      } else {
-        c.text(error_text, {to - 0.012f * s, y - row * 0.3f - 0.027f * s}, 0.028f * s, pink, Align::Right);
+      // A short bracket (a good guess) gets its label beside it rather than over "certain".
+      const float lift = std::max(0.012f * s, c.font().descent() * c.text_size(0.028f * s) + 0.004f * s);
+      // Centred over the bracket, clear of the bar's own percentage at its start.
+      const float clear = from + c.text_width(pct, 0.028f * s) + 0.03f * s;
+      if (to - clear > c.text_width(error_text, 0.028f * s)) {
+        c.text(error_text, {(clear + to) * 0.5f, yy + lift}, 0.028f * s, pink, Align::Center);
+      } else {  // left of the bracket, and of the word "certain" over its end
+        const float certain_left = x0 + full - 0.5f * c.text_width("certain", 0.026f * s);
+        c.text(error_text, {std::min(from - 0.01f * s, certain_left - 0.02f * s), yy + lift}, 0.028f * s, pink,
+               Align::Right);
       }
     }
   }

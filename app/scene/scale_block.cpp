@@ -43,10 +43,7 @@ void draw_stage_gpu(Canvas& c, const Rect& chip, int stage, const StageGpuLook& 
     Rect r = p.slab(l, ScaleBlock::kLayersPerStage);
     c.box(r, with_alpha(mix(palette::weights, palette::chip_body, 0.55f), a), 0.012f * s, with_alpha(palette::weights, a),
           line);
-    // Labels only where they can be read.
-    if (0.034f * s / wpp > 6.0f)
-      c.text("Layer " + std::to_string(stage * ScaleBlock::kLayersPerStage + l + 1),
-             {r.min.x + 0.025f * s, r.center().y - 0.012f * s}, 0.034f * s, with_alpha(palette::text, a), Align::Left);
+    draw_layer_label(c, r, stage * ScaleBlock::kLayersPerStage + l + 1, s, with_alpha(palette::text, a), 0.4f);
   }
   if (look.lid > 0.0f) {
     glm::vec2 lift{0.0f, (1.0f - look.lid) * 0.25f * s};
@@ -71,9 +68,11 @@ void draw_stage_labels(Canvas& c, const ScaleBlock& b, int stages, float a) {
   if (a <= 0.0f) return;
   const float x = b.block().min.x - 0.25f;
   for (int st = 0; st < stages; ++st) {
-    float y = b.row_y(st);
-    c.text("Stage " + std::to_string(st + 1), {x, y + 0.02f}, 0.25f, with_alpha(palette::text, a), Align::Right);
-    c.text("layers " + std::to_string(st * 4 + 1) + "–" + std::to_string(st * 4 + 4), {x, y - 0.24f}, 0.17f,
+    // Two lines around the row's middle, spaced by their real sizes (the rule may raise them).
+    const float big = c.text_size(0.25f), small = c.text_size(0.17f), gap = std::max(0.26f, 0.3f * big + 0.95f * small);
+    const float y = b.row_y(st) + 0.02f + std::max(0.0f, 0.5f * (gap - 0.26f));
+    c.text("Stage " + std::to_string(st + 1), {x, y}, big, with_alpha(palette::text, a), Align::Right);
+    c.text("layers " + std::to_string(st * 4 + 1) + "–" + std::to_string(st * 4 + 4), {x, y - gap}, small,
            with_alpha(palette::text_dim, a), Align::Right);
   }
 }
@@ -81,7 +80,9 @@ void draw_stage_labels(Canvas& c, const ScaleBlock& b, int stages, float a) {
 void draw_left_bracket(Canvas& c, const ScaleBlock& b, int stages, const std::string& text, float a, float wpp) {
   if (a <= 0.0f) return;
   Rect lo = b.chip(0, 0), hi = b.chip(stages - 1, 0);
-  const float x = lo.min.x - 2.0f, w = std::max(2.0f * wpp, 0.02f);
+  // Left of the stage labels however large the rule makes them.
+  const float labels = std::max(c.text_width("Stage 8", 0.25f), c.text_width("layers 29–32", 0.17f));
+  const float x = std::min(lo.min.x - 2.0f, b.block().min.x - 0.25f - labels - 0.12f), w = std::max(2.0f * wpp, 0.02f);
   glm::vec4 col = with_alpha(palette::text_dim, a);
   c.line({x, lo.min.y}, {x, hi.max.y}, w, col);
   c.line({x, lo.min.y}, {x + 0.15f, lo.min.y}, w, col);
@@ -105,7 +106,14 @@ void draw_expert_heads(Canvas& c, const ScaleBlock& b, int columns, int experts,
   const int per = experts / std::max(1, columns);
   const float y = b.block().max.y + 0.18f;
   c.text("experts", {b.block().min.x - 0.25f, y}, 0.19f, with_alpha(palette::text_dim, a), Align::Right);
-  for (int k = 0; k < std::min(columns, shown); ++k) {
+  // Each column's range over it, or none of them where one would not fit its column (the
+  // chapters say how the experts are shared in words too).
+  const float pitch = columns > 1 ? b.chip(0, 1).center().x - b.chip(0, 0).center().x : 1.0f;
+  const int n = std::min(columns, shown);
+  bool fit = true;
+  for (int k = 0; k < n; ++k)
+    fit &= c.text_width(std::to_string(k * per + 1) + "–" + std::to_string(k * per + per), 0.21f) < 0.92f * pitch;
+  for (int k = 0; k < n && fit; ++k) {
     float x = b.chip(0, k).center().x;
     c.text(std::to_string(k * per + 1) + "–" + std::to_string(k * per + per), {x, y}, 0.21f,
            with_alpha(palette::text, a), Align::Center);

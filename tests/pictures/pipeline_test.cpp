@@ -33,7 +33,8 @@ struct GaugeScan {
 };
 GaugeScan scan(const HeadlessImage& img, const render::Rect& r) {
   Image im{img.width, img.height, &img.rgba};
-  glm::vec2 a = px(img, {r.min.x, r.min.y + 0.25f * r.size().y}), b = px(img, {r.max.x, r.min.y});
+  // A row near the bar's bottom, under the microbatch numbers (they keep to its middle 70%).
+  glm::vec2 a = px(img, {r.min.x, r.min.y + 0.1f * r.size().y}), b = px(img, {r.max.x, r.min.y});
   GaugeScan g;
   g.width = int(std::lround(b.x - a.x));
   for (int i = 0; i < g.width; ++i) {

@@ -1,0 +1,194 @@
+// Readable at projector distance: every chapter, at its end and half way through, in three
+// window sizes and at text scale 1 and 2, with the panels on. Every label the picture draws
+// (the renderer logs each one with its size and box) must be at least the size rule's minimum
+// (render/text_rule.h) and, when on screen, stay inside its area and the picture.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include <imgui.h>
+
+#include "app/app.h"
+#include "app/assets.h"
+#include "app/lab/lab.h"
+#include "app/live/job_runner.h"
+#include "app/story.h"
+#include "render/framebuffer.h"
+#include "render/headless_context.h"
+#include "render/text_rule.h"
+
+namespace onegpu::app {
+namespace {
+
+struct Size {
+  int w, h;
+};
+constexpr Size kSizes[] = {{1024, 600}, {1280, 720}, {1600, 900}, {1920, 1080}};
+
+// One offscreen App at one text scale; frames of any chapter, time and size.
+struct StoryApp {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  std::unique_ptr<App> app;
+  render::Framebuffer fb{1920, 1080};
+  explicit StoryApp(float scale) {
+    app = std::make_unique<App>(find_assets(Options{}), true, true, scale, 0);
+    app->set_frame_ms(-1.0f);
+    fb.bind();
+  }
+  ~StoryApp() {
+    app.reset();
+    ImGui::DestroyContext(imgui);
+  }
+  void frame(int chapter, float t, Size sz) {
+    app->nav().go_to(chapter);
+    app->nav().set_time(t);
+    app->frame(sz.w, sz.h, 0.0f, 100.0);
+  }
+};
+
+bool inside(const render::Rect& in, const render::Rect& out, float slack) {
+  return in.min.x >= out.min.x - slack && in.min.y >= out.min.y - slack && in.max.x <= out.max.x + slack &&
+         in.max.y <= out.max.y + slack;
+}
+
+std::string describe(const render::LabelRecord& l) {
+  char b[200];
+  std::snprintf(b, sizeof b, "\"%s\" %.1f px (min %.1f) box (%.0f,%.0f)-(%.0f,%.0f) area (%.0f,%.0f)-(%.0f,%.0f)",
+                l.text.substr(0, 60).c_str(), l.em_px, l.min_px, l.box.min.x, l.box.min.y, l.box.max.x, l.box.max.y,
+                l.area.min.x, l.area.min.y, l.area.max.x, l.area.max.y);
+  return b;
+}
+
+// Problems with the labels of the frame just drawn; `labels` counts those seen.
+// `where` names the frame in the overlap report.
+std::vector<std::string> check_labels(const App& app, Size sz, int* labels, const std::string& where) {
+  std::vector<std::string> bad;
+  const PixelRect scene = app.scene_rect();
+  const render::Rect picture{{0.0f, 0.0f}, {float(scene.w), float(scene.h)}};
+  const float min_px = app.min_label_px(sz.h, scene.h);
+  for (const render::LabelRecord& l : app.labels().labels()) {
+    if (l.text.empty() || l.alpha < 0.05f) continue;  // nothing to read (yet)
+    ++*labels;
+    if (l.em_px < min_px - 0.01f || l.min_px < min_px - 0.01f) bad.push_back("too small: " + describe(l));
+    if (!l.in_view) continue;  // passing by during a camera move
+    if (!inside(l.box, l.area, 1.0f)) bad.push_back("leaves its area: " + describe(l));
+    else if (!inside(l.box, picture, 1.0f)) bad.push_back("leaves the picture: " + describe(l));
+  }
+  if (std::getenv("ONEGPU_OVERLAPS")) {  // a look at crowding for people, printed: not a pass/fail rule
+    const auto& all = app.labels().labels();
+    auto ink = [](const render::LabelRecord& l) {  // the em box less most of its ascent and descent gaps
+      render::Rect r = l.box;
+      r.min.y += 0.2f * l.em_px;
+      r.max.y -= 0.15f * l.em_px;
+      return r;
+    };
+    for (std::size_t i = 0; i < all.size(); ++i)
+      for (std::size_t j = i + 1; j < all.size(); ++j) {
+        const auto &a = all[i], &b = all[j];
+        if (a.alpha < 0.3f || b.alpha < 0.3f || !a.in_view || !b.in_view) continue;
+        if (a.text == b.text && a.box.min == b.box.min) continue;  // drawn again on purpose (a lit layer)
+        const render::Rect p = ink(a), q = ink(b);
+        if (std::min(p.max.x, q.max.x) - std::max(p.min.x, q.min.x) > 1.0f &&
+            std::min(p.max.y, q.max.y) - std::max(p.min.y, q.min.y) > 1.0f)
+          std::printf("%s: overlap: %s WITH %s\n", where.c_str(), describe(a).c_str(), describe(b).c_str());
+      }
+  }
+  return bad;
+}
+
+// Runs every chapter at its middle and its end in every size at `scale`; returns failures.
+std::string check_story(float scale, int* frames, int* labels) {
+  StoryApp s(scale);
+  std::ostringstream out;
+  const int n = static_cast<int>(story().size());
+  for (int i = 0; i < n; ++i) {
+    const float end = s.app->chapter(i).duration();
+    for (float t : {0.5f * end, end}) {
+      s.app->chapter(i).prepare(t);
+      for (Size sz : kSizes) {
+        s.frame(i, t, sz);
+        ++*frames;
+        std::ostringstream where;
+        where << story()[i].id << " t=" << t << " " << sz.w << "x" << sz.h << " scale " << scale;
+        for (const std::string& p : check_labels(*s.app, sz, labels, where.str())) out << where.str() << ": " << p << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+void expect_every_chapter_readable(float scale) {
+  SCOPED_TRACE(scale);
+  int frames = 0, labels = 0;
+  const std::string problems = check_story(scale, &frames, &labels);
+  EXPECT_EQ(frames, static_cast<int>(story().size() * 2 * std::size(kSizes)));
+  EXPECT_GT(labels, frames) << "the pictures have labels, and the log saw them";
+  EXPECT_TRUE(problems.empty()) << problems;
+}
+
+// Both text scales in one test: most of its time is the chapters' real runs (training, the
+// measured steps), which a process makes once.
+TEST(Readable, EveryChapterLabelIsAtLeastTheMinimumAndStaysInItsArea) {
+  expect_every_chapter_readable(1.0f);
+  expect_every_chapter_readable(2.0f);
+}
+
+// The Lab's ranks view draws its words through the same canvas: the same rule holds there, on
+// a pp=2 dp=2 ep=2 run after one step.
+TEST(Readable, LabLabelsFollowTheSameRule) {
+  for (float scale : {1.0f, 2.0f}) {
+    StoryApp s(scale);
+    s.app->nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    auto pump = [&] { s.app->drain_events(); };
+    if (scale == 1.0f) {
+      jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
+      jr.wait_idle(pump);
+      jr.step_whole();
+      jr.wait_idle(pump);
+    }
+    for (Size sz : kSizes) {
+      s.app->frame(sz.w, sz.h, 0.0f, 0.0);
+      s.app->frame(sz.w, sz.h, 0.0f, 100.0);
+      int labels = 0;
+      const auto problems = check_labels(*s.app, sz, &labels, "Lab");
+      EXPECT_GT(labels, 4) << sz.w << "x" << sz.h;
+      for (const auto& p : problems) ADD_FAILURE() << "Lab " << sz.w << "x" << sz.h << " scale " << scale << ": " << p;
+    }
+  }
+}
+
+// The rule grows with the window and with the presenter's text size (up to a share of the
+// picture), and HiDPI alone does not double it.
+TEST(Readable, TheMinimumScalesWithWindowAndTextSize) {
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 700, 1.0f), 15.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(1080, 850, 1.0f), 18.0f);
+  EXPECT_FLOAT_EQ(render::min_label_px(600, 400, 1.0f), render::kMinLabelFloorPx);
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 1800, 2.0f), 30.0f) << "a picture with room: twice the size";
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 720, 2.0f), 20.0f) << "a picture of 720 px holds 20 px labels";
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 300, 2.0f), 15.0f) << "never under the scale-1 minimum";
+  EXPECT_FLOAT_EQ(render::min_label_px(900, 700, 0.5f), 7.5f) << "Ctrl+- makes it smaller, as asked";
+  EXPECT_FLOAT_EQ(render::min_label_px(2160, 4000, 2.0f, 2.0f), 36.0f) << "HiDPI: the points rule, not doubled";
+}
+
+// Enlarging the text leaves the picture most of the window: at 1280x720 and text scale 2 the
+// scene keeps at least 70% of its scale-1 area, where the panels used to take it over.
+TEST(Readable, PictureKeepsItsShareWhenTheTextGrows) {
+  const int chapter = find_chapter("wait");
+  auto area = [&](float scale) {
+    StoryApp s(scale);
+    s.frame(chapter, 0.0f, {1280, 720});
+    const PixelRect r = s.app->scene_rect();
+    return float(r.w) * float(r.h);
+  };
+  const float one = area(1.0f), two = area(2.0f);
+  EXPECT_GT(two, 0.7f * one) << "scale 1: " << one << " px², scale 2: " << two << " px²";
+}
+
+}  // namespace
+}  // namespace onegpu::app
