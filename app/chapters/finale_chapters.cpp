@@ -377,7 +377,7 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
     c.text(text, {b.chip.center().x, b.chip.min.y - 0.09f * s}, 0.05f * s, with_alpha(palette::text, la),
            Align::Center);
     std::snprintf(text, sizeof text,
-                  "%s of weights, gradients and optimizer state (%s weights), measured by building this share",
+                  "%s of weights, gradients and optimizer state (%s weights), measured",
                   format_bytes(bytes.total()).c_str(), with_commas(bytes.params).c_str());
     c.text(text, {b.chip.center().x, b.chip.min.y - 0.16f * s}, 0.033f * s, with_alpha(palette::text_dim, la),
            Align::Center);

@@ -24,7 +24,7 @@ namespace {
 // Fractions of the area's height, from its top: where each block of the panel sits.
 constexpr float kTitle = 0.065f, kLine1 = 0.115f, kLine2 = 0.155f, kGpuLabels = 0.215f, kBars0 = 0.235f, kRowH = 0.065f;
 constexpr float kLegend = kBars0 + FullSizeBars::kRows * kRowH + 0.04f;
-constexpr float kFit = kLegend + 0.07f, kStep = kFit + 0.075f, kTraffic = kStep + 0.095f, kLineGap = 0.04f;
+constexpr float kFit = kLegend + 0.07f, kStep = kFit + 0.075f, kTraffic = kStep + 0.135f, kLineGap = 0.04f;
 // Fractions of its width: the rows' names, the bars, the totals.
 constexpr float kBarX0 = 0.33f, kBarX1 = 0.75f;
 
@@ -143,13 +143,14 @@ void FullSizeBars::draw(Canvas& c, const Rect& a, const trainer::ShareFigures& f
   c.text(fit_line, {x0, row_y(a, kFit)}, body, A(palette::text), Align::Left);
 
   // One step's time and traffic.
-  std::snprintf(text, sizeof text,
-                "One step, modelled: 6 × %.1f B active weights × %.2f M tokens, plus attention: %.2f × 10^18 FLOPs",
-                f.active_params / 1e9, f.tokens_per_step / 1e6, f.flops_per_step / 1e18);
+  std::snprintf(text, sizeof text, "One step, modelled: 6 × %.1f B active weights × %.2f M tokens,",
+                f.active_params / 1e9, f.tokens_per_step / 1e6);
   c.text(text, {x0, row_y(a, kStep)}, small, A(palette::text_dim), Align::Left);
-  std::snprintf(text, sizeof text, "over %d GPUs at %.0f%% of %.0f TFLOP/s each: %.1f s.", f.gpus, 100.0 * f.utilisation,
-                f.peak_flops / 1e12, f.step_seconds);
+  std::snprintf(text, sizeof text, "plus attention: %.2f × 10^18 FLOPs over %d GPUs", f.flops_per_step / 1e18, f.gpus);
   c.text(text, {x0, row_y(a, kStep + kLineGap)}, small, A(palette::text_dim), Align::Left);
+  std::snprintf(text, sizeof text, "at %.0f%% of %.0f TFLOP/s each: %.1f s.", 100.0 * f.utilisation,
+                f.peak_flops / 1e12, f.step_seconds);
+  c.text(text, {x0, row_y(a, kStep + 2 * kLineGap)}, small, A(palette::text_dim), Align::Left);
   // Traffic: all-reduce (no sharding) against reduce-scatter + all-gather (ZeRO-1).
   double ar = 0, ar_s = 0, z1 = 0, z1_s = 0, tok = 0, tok_s = 0, p2p = 0;
   for (const trainer::CollectiveFigure& col : f.collectives) {
