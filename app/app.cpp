@@ -170,7 +170,7 @@ void App::show_recorded(std::shared_ptr<const LiveRun> run, const std::vector<tr
 }
 
 bool App::button_on_screen() {
-  if (nav_.lab_open() || story()[nav_.index()].action.empty() || !story()[nav_.index()].built) return false;
+  if (nav_.lab_open() || story()[nav_.index()].action.empty()) return false;
   Chapter& ch = current();
   if (ch.waits_for_button_at() >= 0.0f && nav_.button_done()) return false;  // pressed: what it named is playing
   return ch.button_offered();
@@ -447,12 +447,9 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
       }
       char label[160];
       std::snprintf(label, sizeof label, "%2d  %s##%d", i + 1, std::string(c.title).c_str(), i);
-      if (!c.built) ImGui::PushStyleColor(ImGuiCol_Text, im(render::palette::text_faint));
       if (ImGui::Selectable(label, i == nav_.index())) {
         nav_.go_to(i);
       }
-      if (!c.built) ImGui::PopStyleColor();
-      if (!c.built && ImGui::IsItemHovered()) ImGui::SetTooltip("not built yet");
       if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
     }
     ImGui::Spacing();
@@ -460,13 +457,6 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
     ImGui::TextColored(im(render::palette::forward), "%s", "Your own run");
     ImGui::PopFont();
     if (ImGui::Selectable("    Lab: split, step, watch  (L)", false)) nav_.set_lab(true);
-    const auto& all = story();
-    if (std::any_of(all.begin(), all.end(), [](const ChapterInfo& c) { return !c.built; })) {
-      ImGui::Spacing();
-      ImGui::PushFont(small_font_);
-      ImGui::TextDisabled("Dimmed chapters are not built yet.");
-      ImGui::PopFont();
-    }
     ImGui::End();
   }
 
@@ -524,8 +514,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
       ImVec2 c{x + step * 0.5f, y};
       bool here = i == nav_.index();
       if (here) dl->AddCircleFilled(c, r * 1.5f, im32(render::palette::focus));
-      else if (chapters[i].built) dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
-      else dl->AddCircle(c, r, im32(render::palette::text_faint), 12, 1.2f * cs);
+      else dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
       ImGui::SetCursorScreenPos({x, y - step * 0.5f});
       ImGui::PushID(i);
       if (ImGui::InvisibleButton("dot", {step, step})) nav_.go_to(i);

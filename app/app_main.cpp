@@ -84,8 +84,8 @@ int app_main(int argc, char** argv) {
   if (o.list_chapters) {
     int i = 1;
     for (const auto& c : story())
-      std::printf("%2d  %-15s %-22s %s%s\n", i++, std::string(c.id).c_str(), std::string(c.part).c_str(),
-                  std::string(c.title).c_str(), c.built ? "" : "  (not built yet)");
+      std::printf("%2d  %-15s %-22s %s\n", i++, std::string(c.id).c_str(), std::string(c.part).c_str(),
+                  std::string(c.title).c_str());
     return 0;
   }
   int index = 0;

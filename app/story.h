@@ -1,6 +1,6 @@
 #pragma once
 // The story's chapters in order: stable short ids, the part each belongs to, a title and a
-// caption (all in the program's own words), and whether the chapter is built yet.
+// caption (all in the program's own words), and its button if it has one.
 #include <string_view>
 #include <vector>
 
@@ -12,7 +12,6 @@ struct ChapterInfo {
   std::string_view title;
   std::string_view caption;
   std::string_view action;  // the chapter's button, empty when it has none
-  bool built;
 };
 
 const std::vector<ChapterInfo>& story();

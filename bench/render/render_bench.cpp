@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
         std::printf("%-14s %8s %10s %10s %8s\n", "chapter", "frames", "mean ms", "worst ms", "fps");
         const auto& chapters = app::story();
         for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
-          if (!chapters[i].built || chapters[i].id == "train") continue;  // train: a 1,000-step run
+          if (chapters[i].id == "train") continue;  // train: a 1,000-step run
           a.nav().go_to(i);
           // A chapter that waits for its button plays as if it were pressed on arrival (only the
           // hold is released: "Keep training" would start a 1,000-step run).
