@@ -17,6 +17,7 @@
 #include "render/palette.h"
 #include "app/ui/key_commands.h"
 #include "render/text_rule.h"
+#include "app/png_file.h"
 
 namespace onegpu::app {
 
@@ -292,7 +293,7 @@ void App::after_frame(int fb_w, int fb_h, double now) {
   if (png_request_.empty()) return;
   const std::string p = std::exchange(png_request_, std::string());
   try {
-    render::write_png(p, fb_w, fb_h, render::read_pixels(fb_w, fb_h));
+    save_png(p, fb_w, fb_h, render::read_pixels(fb_w, fb_h));
     notice_ = "wrote " + p;
   } catch (const std::exception& e) {
     notice_ = std::string("PNG not written: ") + e.what();

@@ -15,6 +15,7 @@
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
 #include "trainer/io/output_file.h"
+#include "app/png_file.h"
 
 namespace onegpu::app {
 
@@ -133,20 +134,20 @@ int run_headless(const Options& o, int chapter_index) {
   trainer::files::check_output(o.out, "--out");  // before rendering: a bad path is one line, fast
   if (!o.view.empty()) {
     HeadlessImage img = render_headless_lab(o);
-    render::write_png(o.out, img.width, img.height, img.rgba);
+    save_png(o.out, img.width, img.height, img.rgba);
     std::printf("wrote %s (%dx%d, the Lab on %s)\n", o.out.c_str(), img.width, img.height, o.view.c_str());
     return 0;
   }
   if (o.lab) {
     HeadlessImage img = render_headless_lab(o);
-    render::write_png(o.out, img.width, img.height, img.rgba);
+    save_png(o.out, img.width, img.height, img.rgba);
     const RunnerStatus st = JobRunner::shared().status();
     std::printf("wrote %s (%dx%d, the Lab after %d steps%s)\n", o.out.c_str(), img.width, img.height, st.steps_done,
                 st.in_step ? " and part of the next" : "");
     return 0;
   }
   HeadlessImage img = render_headless(o, chapter_index);
-  render::write_png(o.out, img.width, img.height, img.rgba);
+  save_png(o.out, img.width, img.height, img.rgba);
   std::printf("wrote %s (%dx%d, chapter %s at %.2f s)\n", o.out.c_str(), img.width, img.height,
               std::string(story()[chapter_index].id).c_str(), img.t);
   return 0;

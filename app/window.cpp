@@ -25,6 +25,7 @@
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
 #include "trainer/io/output_file.h"
+#include "app/png_file.h"
 
 namespace onegpu::app {
 
@@ -192,7 +193,7 @@ int run_window(const Options& o, int chapter_index) {
       if (last_frame && !o.screenshot.empty()) {
         glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
         glReadBuffer(GL_BACK);
-        render::write_png(o.screenshot, fw, fh, render::read_pixels(fw, fh));
+        save_png(o.screenshot, fw, fh, render::read_pixels(fw, fh));
       }
       glfwSwapBuffers(win);
       float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - f0).count();

@@ -9,8 +9,6 @@
 
 #include "render/error.h"
 #include "render/gl.h"
-#include "trainer/error.h"
-#include "trainer/io/output_file.h"
 
 namespace onegpu::render {
 
@@ -56,20 +54,14 @@ std::vector<std::uint8_t> Framebuffer::read_rgba() const {
   return read_pixels(w_, h_);
 }
 
-void write_png(const std::filesystem::path& file, int w, int h, const std::vector<std::uint8_t>& rgba) {
-  // Encoded in memory, then written atomically (unique temporary, regular files only, symbolic
-  // links written through): see trainer/io/output_file.h.
+std::string encode_png(int w, int h, const std::vector<std::uint8_t>& rgba) {
   std::string png;
   auto append = [](void* ctx, void* data, int size) {
     static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
   };
   if (!stbi_write_png_to_func(append, &png, w, h, 4, rgba.data(), w * 4))
-    throw Error("cannot encode PNG " + file.string());
-  try {
-    trainer::files::write_atomic(file.string(), png, "PNG");
-  } catch (const trainer::Error& e) {
-    throw Error(e.what());
-  }
+    throw Error("cannot encode a " + std::to_string(w) + "x" + std::to_string(h) + " PNG");
+  return png;
 }
 
 }  // namespace onegpu::render

@@ -26,8 +26,8 @@ class Framebuffer {
 // Reads the currently bound read framebuffer's rectangle (RGBA8, rows top to bottom).
 std::vector<std::uint8_t> read_pixels(int width, int height);
 
-// Writes an RGBA8 image (rows top to bottom) as PNG; throws render::Error when it cannot.
-void write_png(const std::filesystem::path& file, int width, int height,
-               const std::vector<std::uint8_t>& rgba);
+// An RGBA8 image (rows top to bottom) encoded as PNG bytes; throws render::Error when it
+// cannot. Writing them to a file is the app's (app/png_file.h).
+std::string encode_png(int width, int height, const std::vector<std::uint8_t>& rgba);
 
 }  // namespace onegpu::render

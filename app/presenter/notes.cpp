@@ -48,7 +48,7 @@ constexpr std::array kNotes = {
     PresenterNote{"inside-layer", "The router lights the two experts it really chose for each token.",
                   "Why have 16 experts if each token only uses two?"},
     PresenterNote{"split-experts", "The picture waits: press Enter to cut the experts in half between the GPUs, then watch the walls drop.",
-                  "What must happen now when a token needs an expert on the other GPU?"},
+                  "A token picks an expert that now lives on the other GPU: what has to happen?"},
     PresenterNote{"tokens", "Each crossing is a token travelling to the other GPU's expert and back, counted from the router's choices.",
                   "Is this traffic worth the memory it saved?"},
     PresenterNote{"stages", "Two more GPUs take the upper layers: each level is a stage, and now the model fits.",

@@ -16,6 +16,7 @@
 #include "app/story.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
+#include "app/png_file.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
@@ -61,7 +62,7 @@ int differing_pixels(const std::vector<std::uint8_t>& a, const std::vector<std::
 
 void keep(const std::string& name, const std::vector<std::uint8_t>& px) {
   std::filesystem::create_directories(ONEGPU_TEST_OUT);
-  render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", W, H, px);
+  save_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", W, H, px);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "render/headless_context.h"
 #include "pixels.h"
 #include "render/framebuffer.h"
+#include "app/png_file.h"
 
 namespace onegpu::app {
 namespace {
@@ -36,7 +37,7 @@ HeadlessImage lab_shot(const char* name, std::vector<std::string> flags, int ste
   o.height = h;
   HeadlessImage img = render_headless_lab(o);
   std::filesystem::create_directories(ONEGPU_TEST_OUT);
-  render::write_png(std::string(ONEGPU_TEST_OUT) + "/lab_" + name + ".png", img.width, img.height, img.rgba);
+  save_png(std::string(ONEGPU_TEST_OUT) + "/lab_" + name + ".png", img.width, img.height, img.rgba);
   return img;
 }
 
@@ -153,7 +154,7 @@ struct LabApp {
     app->frame(1600, 900, 0.0f, 0.1);
     std::vector<std::uint8_t> px = fb.read_rgba();
     std::filesystem::create_directories(ONEGPU_TEST_OUT);
-    render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", 1600, 900, px);
+    save_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", 1600, 900, px);
     return px;
   }
 };

@@ -16,6 +16,7 @@
 #include "pixels.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
+#include "app/png_file.h"
 
 namespace onegpu::app {
 namespace {
@@ -42,7 +43,7 @@ struct ViewsApp {
     std::vector<std::uint8_t> px = fb.read_rgba();
     if (name) {
       std::filesystem::create_directories(ONEGPU_TEST_OUT);
-      render::write_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", 1600, 900, px);
+      save_png(std::string(ONEGPU_TEST_OUT) + "/" + name + ".png", 1600, 900, px);
     }
     return px;
   }

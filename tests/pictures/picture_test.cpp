@@ -12,6 +12,7 @@
 #include "app/story.h"
 #include "render/framebuffer.h"
 #include "pixels.h"
+#include "app/png_file.h"
 
 using namespace onegpu;
 using namespace onegpu::app;
@@ -34,7 +35,7 @@ HeadlessImage shoot(const char* id, std::optional<float> at = std::nullopt, bool
   std::filesystem::create_directories(ONEGPU_TEST_OUT);
   std::string name = std::string(ONEGPU_TEST_OUT) + "/" + id + (at ? "_" + std::to_string(int(*at * 10)) : "_end") +
                      (ui ? "" : "_noui") + ".png";
-  render::write_png(name, img.width, img.height, img.rgba);
+  save_png(name, img.width, img.height, img.rgba);
   return img;
 }
 

@@ -5,6 +5,7 @@
 
 #include "app/story.h"
 #include "render/framebuffer.h"
+#include "app/png_file.h"
 
 onegpu::app::HeadlessImage scene_shot(const char* id, std::optional<float> at) {
   onegpu::app::Options o;
@@ -18,6 +19,6 @@ onegpu::app::HeadlessImage scene_shot(const char* id, std::optional<float> at) {
   std::filesystem::create_directories(ONEGPU_TEST_OUT);
   const std::string name = std::string(ONEGPU_TEST_OUT) + "/" + id +
                            (at ? "_" + std::to_string(static_cast<int>(*at * 10)) : std::string("_end")) + ".png";
-  onegpu::render::write_png(name, img.width, img.height, img.rgba);
+  onegpu::app::save_png(name, img.width, img.height, img.rgba);
   return img;
 }
