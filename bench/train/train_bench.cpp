@@ -1,11 +1,15 @@
 // Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
-// Usage: bench_train [steps] [story|scale] [threads]   (one line per run)
+// Usage: bench_train [steps] [story|scale] [threads] [nopeak]   (one line per run)
+//        bench_train peak          the FMA peak lines only
+//        bench_train flops MODEL   matmul FLOPs of one training step per token
+// nopeak skips the FMA microbenchmark (run.sh measures it once; callgrind counts instructions).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -98,13 +102,23 @@ Result run(const std::string& name, int threads, int steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "peak") {
+    std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", fma_peak_gflops(1),
+                fma_peak_gflops(2));
+    return 0;
+  }
+  if (argc > 2 && std::string(argv[1]) == "flops") {
+    std::printf("%.0f\n", train_flops_per_token(model_preset(argv[2])));
+    return 0;
+  }
   int steps = argc > 1 ? std::atoi(argv[1]) : 20;
   if (steps <= 0) {
     std::fprintf(stderr, "bench_train: steps must be positive\n");
     return 2;
   }
-  double peak1 = fma_peak_gflops(1), peak2 = fma_peak_gflops(2);
-  std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
+  const bool nopeak = argc > 4 && std::string(argv[4]) == "nopeak";
+  double peak1 = nopeak ? 0 : fma_peak_gflops(1), peak2 = nopeak ? 0 : fma_peak_gflops(2);
+  if (!nopeak) std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
   std::string only = argc > 2 ? argv[2] : "";
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
@@ -112,8 +126,9 @@ int main(int argc, char** argv) {
       if (argc > 3 && threads != std::atoi(argv[3])) continue;
       Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps);
       double peak = threads == 1 ? peak1 : peak2;
-      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f peak_fraction=%.3f\n", name, threads,
-                  r.tokens_per_s, r.gflops, r.gflops / peak);
+      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f", name, threads, r.tokens_per_s, r.gflops);
+      if (!nopeak) std::printf(" peak_fraction=%.3f", r.gflops / peak);
+      std::printf("\n");
     }
   return 0;
 }
