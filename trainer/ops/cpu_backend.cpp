@@ -167,13 +167,21 @@ void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* r
 
 void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
   const int half = dh / 2, D = H * dh;
-  std::vector<float> cs((std::size_t)S * half * 2);  // cos, sin per (position, pair)
-  for (int pos = 0; pos < S; ++pos)
-    for (int i = 0; i < half; ++i) {
-      double theta = pos * std::pow(10000.0, -2.0 * i / dh);
-      cs[((std::size_t)pos * half + i) * 2] = (float)std::cos(theta);
-      cs[((std::size_t)pos * half + i) * 2 + 1] = inverse ? -(float)std::sin(theta) : (float)std::sin(theta);
-    }
+  // cos, sin per (position, pair), made once per shape and thread (a table costs S * dh / 2
+  // pow, cos and sin in double, a few percent of a step when remade at every call).
+  thread_local std::vector<float> cs;
+  thread_local int cs_S = -1, cs_dh = -1;
+  if (cs_S != S || cs_dh != dh) {
+    cs.assign((std::size_t)S * half * 2, 0.f);
+    for (int pos = 0; pos < S; ++pos)
+      for (int i = 0; i < half; ++i) {
+        double theta = pos * std::pow(10000.0, -2.0 * i / dh);
+        cs[((std::size_t)pos * half + i) * 2] = (float)std::cos(theta);
+        cs[((std::size_t)pos * half + i) * 2 + 1] = (float)std::sin(theta);
+      }
+    cs_S = S;
+    cs_dh = dh;
+  }
   for (int t = 0; t < T; ++t) {
     const float* tab = cs.data() + (std::size_t)(t % S) * half * 2;
     for (int part = 0; part < 2; ++part) {  // q then k
@@ -181,7 +189,7 @@ void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
       for (int h = 0; h < H; ++h) {
         float* p = row + h * dh;
         for (int i = 0; i < half; ++i) {
-          float c = tab[2 * i], s = tab[2 * i + 1];
+          float c = tab[2 * i], s = inverse ? -tab[2 * i + 1] : tab[2 * i + 1];
           float a = p[i], b = p[i + half];
           p[i] = a * c - b * s;
           p[i + half] = a * s + b * c;
