@@ -111,8 +111,11 @@ TEST(RecordedRun, TheDataParallelStepIsReadFromTheRecordedSpans) {
 TEST(RecordedRun, TheCopyIsTheFirstStepsBroadcastsOneLayerEach) {
   const CopyFacts& c = story_model_copy();
   EXPECT_EQ(static_cast<int>(c.layers.size()), story_model_copy_broadcasts());
-  std::set<int> layers(c.layers.begin(), c.layers.end());
-  EXPECT_EQ(layers.size(), c.layers.size());  // each once
+  // Each layer twice: its dense weights, then its experts (two groups, two collectives).
+  std::map<int, int> per_layer;
+  for (int l : c.layers) ++per_layer[l];
+  ASSERT_EQ(per_layer.size(), 4u);
+  for (const auto& [l, n] : per_layer) EXPECT_EQ(n, 2) << "layer " << l + 1;
   EXPECT_GT(c.bytes, 0);
   EXPECT_TRUE(c.second_empty_before);
   EXPECT_TRUE(c.equal_after);
