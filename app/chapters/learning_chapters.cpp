@@ -129,7 +129,7 @@ Camera LearningChapter::camera(glm::vec2 viewport, float t) const {
   return dive(box_camera(layout_, viewport), wide, phase(t, 0.0f, 1.0f, Ease::InOutCubic));
 }
 
-int LearningChapter::pieces_due(float t) const {
+int LearningChapter::ops_due(float t) const {
   switch (scene_) {
     case LearningScene::NextToken: return 0;
     case LearningScene::Guess: {
@@ -260,7 +260,7 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
   StoryRun& run = StoryRun::get();
   const FirstStepRun* fs = first_step_run_ready();
   if (!fs) return draw_recording(f, L, wpp);
-  const FirstStepView rec = view(*fs, pieces_due(t));
+  const FirstStepView rec = view(*fs, ops_due(t));
   const int ran = rec.ran;
   Canvas& c = f.world;
   c.set_layer(1);
@@ -271,7 +271,7 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
   box.strip = working ? 0.9f : 0.3f;
   draw_box(c, L.box, box, wpp);
   c.set_layer(2);
-  // The band climbs with the forward pieces that have run.
+  // The band climbs through the layers as their forward ops run.
   float band = phase(t, 1.0f, 3.0f) * kLayers;
   float band_a = phase(t, 0.6f, 0.3f) * (1.0f - phase(t, 4.3f, 0.5f));
   draw_forward_band(c, L.box, kLayers, band, band_a, wpp);
@@ -302,7 +302,7 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   StoryRun& run = StoryRun::get();
   const FirstStepRun* fs = first_step_run_ready();
   if (!fs) return draw_recording(f, L, wpp);
-  const FirstStepView rec = view(*fs, pieces_due(t));
+  const FirstStepView rec = view(*fs, ops_due(t));
   const int ran = rec.ran;
   Canvas& c = f.world;
   c.set_layer(1);
@@ -340,7 +340,7 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
   StoryRun& run = StoryRun::get();
   const FirstStepRun* fs = first_step_run_ready();
   if (!fs) return draw_recording(f, L, wpp);
-  const FirstStepView rec = view(*fs, pieces_due(t));
+  const FirstStepView rec = view(*fs, ops_due(t));
   const bool updated = rec.updated;
   Canvas& c = f.world;
   c.set_layer(1);
@@ -395,7 +395,7 @@ void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayou
   StoryRun& run = StoryRun::get();
   const FirstStepRun* fs = first_step_run_ready(2);
   if (!fs) return draw_recording(f, L, wpp);
-  const FirstStepView rec = view(*fs, pieces_due(t));
+  const FirstStepView rec = view(*fs, ops_due(t));
   const int ran = rec.ran;
   const int per = 2 * kLayers;  // ops of one microbatch
   Canvas& c = f.world;
@@ -503,7 +503,7 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
 // ---- It's slow ----
 namespace {
 // One step's measured time on GPU 1: a segment per text (each text its own microbatch, so
-// its pieces can be timed alone), then the update.
+// its ops can be timed alone), then the update.
 void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha, float wpp) {
   const RunState* warm = warm_step_ready();
   const RunStep* step = warm ? warm->last_complete() : nullptr;

@@ -23,7 +23,7 @@ class LearningChapter : public Chapter {
 
   // How many of the recorded first step's ops have run by t in this chapter (those before the
   // chapter's first had run on arrival). Exposed for tests.
-  int pieces_due(float t) const;
+  int ops_due(float t) const;
 
  private:
   void draw_next_token(const SceneFrame& f, const LearningLayout& L, float wpp);

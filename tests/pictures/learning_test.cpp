@@ -133,7 +133,7 @@ TEST(Chapters, GuessDrawsTheProbesProbabilities) {
   // At its end the chapter has run the forward ops and no more: the guess is the head's.
   const FirstStepRun& fs = first_step_run(1);
   LearningChapter guess(LearningScene::Guess);
-  const FirstStepView v = view(fs, guess.pieces_due(guess.duration()));
+  const FirstStepView v = view(fs, guess.ops_due(guess.duration()));
   EXPECT_EQ(v.ran, 4);
   ASSERT_FALSE(v.guess.empty());
   const HeadGuess& p = v.guess;
@@ -173,7 +173,7 @@ TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
   BoxParts b = box_parts(chip());
   // Every backward op has run by the chapter's end; the ticks are the layers' probes.
   LearningChapter ch(LearningScene::Gradients);
-  const FirstStepView rec = view(first_step_run(1), ch.pieces_due(ch.duration()));
+  const FirstStepView rec = view(first_step_run(1), ch.ops_due(ch.duration()));
   EXPECT_EQ(rec.ran, 8);
   ASSERT_EQ(rec.layer_grads.size(), 4u);
   double mx = 0;
@@ -192,7 +192,7 @@ TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
   HeadlessImage img = scene_shot("step");
   const FirstStepRun& fs = first_step_run(1);
   LearningChapter ch(LearningScene::Step);
-  const FirstStepView rec = view(fs, ch.pieces_due(ch.duration()));
+  const FirstStepView rec = view(fs, ch.ops_due(ch.duration()));
   ASSERT_TRUE(rec.updated);
   ASSERT_EQ(rec.last->kind, trainer::EventKind::Update);
   int moved = 0;
@@ -226,7 +226,7 @@ TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
   HeadlessImage img = scene_shot("microbatches");
   const FirstStepRun& fs = first_step_run(2);
   LearningChapter ch(LearningScene::Microbatches);
-  const FirstStepView rec = view(fs, ch.pieces_due(ch.duration()));
+  const FirstStepView rec = view(fs, ch.ops_due(ch.duration()));
   EXPECT_EQ(rec.ran, fs.ops());
   int heads = 0, updates = 0;
   for (int i = 0; i < rec.ran; ++i) {
