@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "app/run/posted.h"
-#include "app/run/recorded_run.h"
+#include "app/run/step_reader.h"
 #include "app/run/story_run.h"
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -16,8 +16,9 @@ using namespace trainer;
 
 namespace {
 
-// Four steps on the trays (a warm-up, then three measured), recorded as events; the facts are
-// read from the fastest measured step of each run.
+// A warm-up and three measured steps on the trays, replayed with each op's fastest measured
+// cost (step_reader.h's fastest_of, the rule every timed chapter uses) and recorded as events;
+// the facts are read from the recorded step of each run.
 RecordedDpSteps measure() {
   StoryRun& run = StoryRun::get();
   TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
@@ -28,19 +29,18 @@ RecordedDpSteps measure() {
     ParallelOptions o;
     o.dp = dp;
     o.batch = 4;
-    o.workers = 1;
+    o.workers = 1;  // one op at a time: each op's measured cost is its own
     o.broadcast_first_step = false;  // the copy is the chapter before's business
     o.cost = CostModel::for_link("pcie");  // two GPUs in one workstation
-    bool agree = false;
-    RecordedRun r = record_run(m, o, data, run.tray_batch(), 4, [&](int step, const ParallelTrainer& t) {
-      if (step == 3) agree = t.replicas_agree();  // not an event: every copy's weights compared
-    });
+    ParallelTrainer t(m, o, data);
+    const FastestRuns f = fastest_of(t, 3, &run.tray_batch());
+    // The first measured step's loss: the same step for both runs.
+    RecordedStep r = record_step(recorded_run(t), f.timeline, f.losses.front(), f.runs);
     (dp == 1 ? out.one : out.two) = std::move(r.state);
-    if (dp == 2) out.replicas_equal = agree;
+    // Not an event: every copy's weights compared, after the four real updates.
+    if (dp == 2) out.replicas_equal = t.replicas_agree();
   }
-  out.facts = read_dp_step(fastest_step(out.one, 1, 3), fastest_step(out.two, 1, 3));
-  out.facts.loss_one = out.one.find(1)->loss;  // the first measured step: the same for both runs
-  out.facts.loss_two = out.two.find(1)->loss;
+  out.facts = read_dp_step(*out.one.last_complete(), *out.two.last_complete());
   out.facts.replicas_equal = out.replicas_equal;
   return out;
 }

@@ -1,9 +1,10 @@
 #pragma once
 // One step of the story model on one GPU and on two data-parallel GPUs, on the same four texts,
-// run by the parallel engine and recorded as events (app/run/recorded_run.h): the virtual
-// clock's times for the pictures' time bars, read from the spans of the fastest of three
-// measured steps (after a warm-up), the loss each reports, and whether the two copies are still
-// bit-for-bit the same after the updates (that one is not an event: the trainer compares them).
+// run by the parallel engine and recorded as events: the virtual clock's times for the
+// pictures' time bars, read from the spans of a step replayed with each op's fastest of three
+// measured costs (after a warm-up; step_reader.h's fastest_of, as chapter 11's step is timed),
+// the loss each reports, and whether the two copies are still bit-for-bit the same after the
+// updates (that one is not an event: the trainer compares them).
 #include <string>
 
 #include "app/live/run_state.h"
@@ -25,7 +26,7 @@ struct DpStepFacts {
 // The facts of a step on one GPU and the same step on two, from their recorded spans (rank 0's).
 DpStepFacts read_dp_step(const RunStep& one, const RunStep& two);
 
-// Both recorded runs: steps 0 (warm-up) to 3, and the facts read from them.
+// Both recorded runs (each one step: the replayed one), and the facts read from them.
 struct RecordedDpSteps {
   RunState one, two;
   bool replicas_equal = false;

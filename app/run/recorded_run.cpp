@@ -59,15 +59,4 @@ RecordedRun record_run(const ModelConfig& mc, ParallelOptions o, const TokenData
   return r;
 }
 
-const RunStep& fastest_step(const RunState& r, int first, int last) {
-  const RunStep* best = nullptr;
-  for (int s = first; s <= last; ++s) {
-    const RunStep* st = r.find(s);
-    if (!st || !st->complete) throw Error("recorded run: step " + std::to_string(s) + " is not kept");
-    if (!best || st->virtual_s < best->virtual_s) best = st;
-  }
-  if (!best) throw Error("recorded run: no steps to choose from");
-  return *best;
-}
-
 }  // namespace onegpu::app

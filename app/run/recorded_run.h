@@ -30,8 +30,4 @@ RecordedRun record_run(const trainer::ModelConfig& model, trainer::ParallelOptio
                        const trainer::Batch& batch, int steps,
                        const std::function<void(int step, const trainer::ParallelTrainer&)>& look = {});
 
-// The step of `r` with the shortest time on the virtual clock among steps [first, last]: measured
-// op costs only ever gain from a busy machine, so the fastest is the truest.
-const RunStep& fastest_step(const RunState& r, int first, int last);
-
 }  // namespace onegpu::app
