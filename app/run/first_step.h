@@ -15,9 +15,9 @@
 // before and after the update (loupe_before / loupe_after), read from the trainer's master
 // weights around the recorded step.
 //
-// Chapters 11-12's time bar reads the same kind of record for a step split into four
-// microbatches (one per text): the fastest of three measured steps after a warm-up
-// (step_reader.h's fastest_of), replayed into a RunState.
+// Chapters 11-12's time bar (and chapter 15's comparison with it) reads the same kind of record
+// for a step split into four microbatches (one per text): each op's fastest of three measured
+// steps after a warm-up (step_reader.h's fastest_of), replayed into a RunState.
 #include <array>
 #include <cstdint>
 #include <memory>
