@@ -37,6 +37,7 @@ void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h
   r.row_of_slot = Buffer<std::int32_t>(mt, act, n);
   be.matmul(h, w.router, r.logits.data(), T, s.D, E, false, false, false);
   be.softmax_rows(r.logits.data(), r.probs.data(), T, E);
+  be.sync();  // top-k and the auxiliary losses run on the host
 
   for (int t = 0; t < T; ++t) {
     const float* p = r.probs.data() + (long)t * E;

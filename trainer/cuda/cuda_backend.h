@@ -1,0 +1,59 @@
+#pragma once
+// The CUDA backend: every Backend op on device memory, on one stream of one GPU.
+//
+// Use (trainer/device.h wraps this for the trainer and the command line):
+//   1. probe_devices().cuda_devices > 0, else there is nothing to run on;
+//   2. tracker.use_device_memory(&cuda_device_memory()) before the model allocates anything, so
+//      every Buffer (weights, gradients, optimizer state, activations) is device memory charged
+//      to its category as on the CPU;
+//   3. make_cuda_backend(tracker) and hand it to the Model.
+//
+// What it does:
+//   - matmuls through cuBLAS (fp32 inputs, fp32 accumulation; bf16 weights are widened first by
+//     bf16_to_f32, as on the CPU). CudaOptions::tf32 lets the tensor cores round inputs to TF32
+//     (for speed; results then differ from the CPU's in the 3rd or 4th digit);
+//   - every other op is a kernel of ours (cuda_backend.cu). Reductions that cross rows
+//     (gradients of norm gains, embedding and scatter-add rows) add in the CPU's order, one
+//     thread per column, so they are deterministic;
+//   - ops are queued on one stream and return at once, except the two that hand a number to
+//     the host: cross_entropy (the loss) and sum_squares (the gradient norm); sync() waits.
+//   - Index arrays and weights given in plain host memory (a Batch's tokens, the combine
+//     gates the MoE code builds in a std::vector) are copied to the device first.
+//
+// What it does not do (yet): cuBLAS is loaded at run time (dlopen of libcublas.so.13), so the
+// program starts on machines with no CUDA libraries; its workspace is not charged to the
+// tracker. parallel_tasks runs experts one after another on the one stream. Op costs are not
+// yet measured with CUDA events.
+#include <memory>
+#include <string>
+
+#include "trainer/memory/tracker.h"
+#include "trainer/ops/backend.h"
+
+namespace onegpu::trainer {
+
+struct CudaOptions {
+  int device = 0;     // CUDA device ordinal
+  bool tf32 = false;  // let cuBLAS use TF32 tensor cores for the fp32 matmuls
+};
+
+// Device memory for MemoryTracker::use_device_memory: unified (managed) memory, so the host
+// steps the model still has (MoE routing, its backward, probes, checkpoints) can read it after
+// Backend::sync(). One object for the process.
+DeviceMemory& cuda_device_memory();
+
+// Throws Error with one line (no device, no cuBLAS library, ...) when the backend cannot start.
+// tracker: where the backend's scratch (attention backward) is charged, as activations.
+std::unique_ptr<Backend> make_cuda_backend(MemoryTracker& tracker, const CudaOptions& opt = {});
+
+// Name and dense bf16 tensor-core peak of a device, for the benchmark's MFU (0 when unknown).
+struct CudaDeviceInfo {
+  std::string name;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  double bf16_dense_tflops = 0.0;
+  std::size_t memory_bytes = 0;
+};
+CudaDeviceInfo cuda_device_info(int device = 0);
+
+}  // namespace onegpu::trainer
