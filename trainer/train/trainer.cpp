@@ -277,11 +277,13 @@ void Trainer::load_state(const safetensors::File& f, bool with_optimizer) {
   P.sync_weights_from_master();
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& corpus, int steps, int threads) {
+std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& corpus, int steps, int threads,
+                                         const std::string& device) {
   Loaded L = open_checkpoint(path);
   TrainOptions opt = L.opt;
   opt.steps = steps;
   opt.threads = threads;
+  opt.device = device;
   if (steps < L.step)
     throw Error("--steps " + std::to_string(steps) + " is below the checkpoint's step " + std::to_string(L.step));
   std::unique_ptr<Trainer> t(new Trainer());

@@ -50,7 +50,7 @@ class Trainer {
   // it was trained with; `steps` (total, counting those done) and `threads` may change.
   // Throws Error for a missing, corrupt or mismatched file.
   static std::unique_ptr<Trainer> resume(const std::string& path, const Corpus& corpus, int steps,
-                                         int threads = 1);
+                                         int threads = 1, const std::string& device = "cpu");
   // The model and tokenizer of a checkpoint, for predict/sample (no data).
   static std::unique_ptr<Trainer> load_for_inference(const std::string& path, int threads = 1);
 
