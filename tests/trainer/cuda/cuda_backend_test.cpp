@@ -214,7 +214,8 @@ TEST_F(Cuda, EmbeddingGatherScatterAddAreExact) {
   std::vector<float> gathered(T * D);
   cpu_.gather_rows(table.data(), tok.data(), gathered.data(), T, D);
 
-  auto dt = dev(table), ddo = dev(dout), dw = dev(w), dtok = dev(tok);
+  auto dt = dev(table), ddo = dev(dout);
+  auto dtok = dev(tok);
   auto dout_ = dev(std::vector<float>(T * D)), ddt = dev(dtable0), dsc = dev(dtable0), dg = dev(std::vector<float>(T * D));
   gpu_->embedding_forward(dt.data(), tok.data(), dout_.data(), T, D);  // host tokens
   gpu_->embedding_backward(dtok.data(), ddo.data(), ddt.data(), T, D);
