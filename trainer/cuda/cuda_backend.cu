@@ -126,12 +126,24 @@ __global__ void k_rmsnorm_backward_dx(const float* x, const float* g, const floa
   for (int d = threadIdx.x; d < D; d += blockDim.x) dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
 }
 
-// dg[d] += sum_t dy*x*r: one thread per column adds the rows in order, as the CPU does.
-__global__ void k_rmsnorm_backward_dg(const float* x, const float* rstd, const float* dy, float* dg, int T, int D) {
+// dg[d] += sum_t dy*x*r in two fixed stages: partial sums over chunks of kDgRows rows (grid
+// (column blocks, chunks)), then one thread per column adds the chunks in order. The CPU adds
+// row by row into dg; the grouping differs, the result is still the same on every run.
+constexpr int kDgRows = 64;
+__global__ void k_rmsnorm_backward_dg_part(const float* x, const float* rstd, const float* dy, float* part, int T,
+                                           int D) {
+  const int d = blockIdx.x * blockDim.x + threadIdx.x;
+  if (d >= D) return;
+  const long t0 = (long)blockIdx.y * kDgRows, t1 = min((long)T, t0 + kDgRows);
+  float acc = 0.f;
+  for (long t = t0; t < t1; ++t) acc += dy[t * D + d] * x[t * D + d] * rstd[t];
+  part[(long)blockIdx.y * D + d] = acc;
+}
+__global__ void k_rmsnorm_backward_dg_sum(const float* part, int chunks, float* dg, int D) {
   const int d = blockIdx.x * blockDim.x + threadIdx.x;
   if (d >= D) return;
   float acc = dg[d];
-  for (long t = 0; t < T; ++t) acc += dy[t * D + d] * x[t * D + d] * rstd[t];
+  for (int c = 0; c < chunks; ++c) acc += part[(long)c * D + d];
   dg[d] = acc;
 }
 
@@ -331,12 +343,18 @@ __global__ void k_embedding_forward(const float* table, const std::int32_t* tok,
   }
 }
 
-// dtable[tok[t]] += dout[t], t in order: one thread per column, so every entry receives its
-// additions in token order, exactly as on the CPU.
+// dtable[tok[t]] += dout[t], t in order. Grid (column blocks, kRowGroups): a thread owns one
+// column of the destination rows r with r % kRowGroups == blockIdx.y and walks all t in order,
+// adding only for its rows. Every entry receives its additions in token order, exactly as on
+// the CPU, and kRowGroups x more threads share the work than one thread per column would.
+constexpr int kRowGroups = 32;
 __global__ void k_embedding_backward(const std::int32_t* tok, const float* dout, float* dtable, int T, int D) {
   const int d = blockIdx.x * blockDim.x + threadIdx.x;
   if (d >= D) return;
-  for (long t = 0; t < T; ++t) dtable[(long)tok[t] * D + d] += dout[t * D + d];
+  for (long t = 0; t < T; ++t) {
+    const int r = tok[t];
+    if (r % kRowGroups == (int)blockIdx.y) dtable[(long)r * D + d] += dout[t * D + d];
+  }
 }
 
 __global__ void k_gather_rows(const float* src, const std::int32_t* idx, float* dst, int n, int D) {
@@ -346,14 +364,16 @@ __global__ void k_gather_rows(const float* src, const std::int32_t* idx, float* 
   }
 }
 
-// dst[idx[i]] += w[i] * src[i], i in order (one thread per column, as embedding backward).
+// dst[idx[i]] += w[i] * src[i], i in order (row groups as in embedding backward).
 __global__ void k_scatter_add_rows(const float* src, const std::int32_t* idx, const float* w, float* dst, int n,
                                    int D) {
   const int d = blockIdx.x * blockDim.x + threadIdx.x;
   if (d >= D) return;
   for (long i = 0; i < n; ++i) {
+    const int r = idx[i];
+    if (r % kRowGroups != (int)blockIdx.y) continue;
     const float wi = w ? w[i] : 1.f;
-    dst[(long)idx[i] * D + d] += wi * src[i * D + d];
+    dst[(long)r * D + d] += wi * src[i * D + d];
   }
 }
 
@@ -445,6 +465,14 @@ class ManagedMemory final : public DeviceMemory {
       cudaGetLastError();
       throw std::bad_alloc();
     }
+    // Pages live on the GPU; the host steps fault in what they read (routing is small).
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaMemLocation loc{};
+    loc.type = cudaMemLocationTypeDevice;
+    loc.id = dev;
+    cudaMemAdvise(p, bytes, cudaMemAdviseSetPreferredLocation, loc);
+    cudaGetLastError();  // advice is optional: a system that refuses it still works
     return p;
   }
   // cudaFree waits for the device, so a kernel still reading the block finishes first.
@@ -521,7 +549,12 @@ class CudaBackend final : public Backend {
     if (T <= 0) return;
     k_rmsnorm_backward_dx<<<T, row_threads(D), 0, stream_>>>(x, g, rstd, dy, dx, D);
     check_launch("rmsnorm_backward");
-    k_rmsnorm_backward_dg<<<(D + 127) / 128, 128, 0, stream_>>>(x, rstd, dy, dg, T, D);
+    const int chunks = (T + kDgRows - 1) / kDgRows;
+    if (dg_part_.size() < (std::size_t)chunks * D)
+      dg_part_ = Buffer<float>(tracker_, MemCategory::Activations, (std::size_t)chunks * D, false);
+    k_rmsnorm_backward_dg_part<<<dim3((D + 127) / 128, chunks), 128, 0, stream_>>>(x, rstd, dy, dg_part_.data(), T, D);
+    check_launch("rmsnorm_backward (gain parts)");
+    k_rmsnorm_backward_dg_sum<<<(D + 127) / 128, 128, 0, stream_>>>(dg_part_.data(), chunks, dg, D);
     check_launch("rmsnorm_backward (gain)");
   }
   void rope(float* qkv, int T, int S, int H, int dh, bool inverse) override {
@@ -587,7 +620,7 @@ class CudaBackend final : public Backend {
   void embedding_backward(const std::int32_t* tok, const float* dout, float* dtable, int T, int D) override {
     if (T <= 0) return;
     const std::int32_t* tk = on_device(tok, (std::size_t)T, 0);
-    k_embedding_backward<<<(D + 127) / 128, 128, 0, stream_>>>(tk, dout, dtable, T, D);
+    k_embedding_backward<<<dim3((D + 127) / 128, kRowGroups), 128, 0, stream_>>>(tk, dout, dtable, T, D);
     check_launch("embedding_backward");
   }
   void gather_rows(const float* src, const std::int32_t* idx, float* dst, int n, int D) override {
@@ -601,7 +634,7 @@ class CudaBackend final : public Backend {
     if (n <= 0) return;
     const std::int32_t* ix = on_device(idx, (std::size_t)n, 0);
     const float* wd = w ? on_device(w, (std::size_t)n, 1) : nullptr;
-    k_scatter_add_rows<<<(D + 127) / 128, 128, 0, stream_>>>(src, ix, wd, dst, n, D);
+    k_scatter_add_rows<<<dim3((D + 127) / 128, kRowGroups), 128, 0, stream_>>>(src, ix, wd, dst, n, D);
     check_launch("scatter_add_rows");
   }
   void add(const float* a, float* y, std::int64_t n) override {
@@ -693,7 +726,7 @@ class CudaBackend final : public Backend {
   bool tf32_ = false;
   Stage stage_[2];
   double* host_result_ = nullptr;
-  Buffer<float> scratch_;
+  Buffer<float> scratch_, dg_part_;
   Buffer<double> row_loss_, part_;
 };
 

@@ -12,9 +12,9 @@
 //   - matmuls through cuBLAS (fp32 inputs, fp32 accumulation; bf16 weights are widened first by
 //     bf16_to_f32, as on the CPU). CudaOptions::tf32 lets the tensor cores round inputs to TF32
 //     (for speed; results then differ from the CPU's in the 3rd or 4th digit);
-//   - every other op is a kernel of ours (cuda_backend.cu). Reductions that cross rows
-//     (gradients of norm gains, embedding and scatter-add rows) add in the CPU's order, one
-//     thread per column, so they are deterministic;
+//   - every other op is a kernel of ours (cuda_backend.cu). No atomics: sums that cross rows
+//     are deterministic. Embedding backward and scatter-add add in the CPU's order (exactly
+//     its bits); norm-gain gradients add fixed chunks of rows, then the chunks in order;
 //   - ops are queued on one stream and return at once, except the two that hand a number to
 //     the host: cross_entropy (the loss) and sum_squares (the gradient norm); sync() waits.
 //   - Index arrays and weights given in plain host memory (a Batch's tokens, the combine

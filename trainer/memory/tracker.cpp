@@ -39,6 +39,7 @@ void MemoryTracker::use_device_memory(DeviceMemory* dev) {
   for (auto v : s_.peak) used |= v != 0;
   if (used) throw std::logic_error("MemoryTracker::use_device_memory: call it before the first allocation");
   dev_ = dev;
+  cache_limit_ = dev ? kDeviceCacheLimit : kCacheLimit;
 }
 
 void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
@@ -77,7 +78,7 @@ void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
-    if (p && cached_bytes_ + rounded <= kCacheLimit) {
+    if (p && cached_bytes_ + rounded <= cache_limit_) {
       cache_.emplace(rounded, p);
       cached_bytes_ += rounded;
       keep = true;

@@ -55,6 +55,11 @@ class MemoryTracker {
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
   // which spares the page faults of fresh memory. The counts above are of live buffers only.
   static constexpr std::size_t kCacheLimit = std::size_t{64} << 20;  // per tracker (per rank)
+  // Device blocks cost far more to get again (allocation, first-touch page faults, and a free
+  // that waits for the device), so a device tracker keeps a whole step's worth, as GPU
+  // frameworks' caching allocators do.
+  static constexpr std::size_t kDeviceCacheLimit = std::size_t{32} << 30;
+  std::size_t cache_limit_ = kCacheLimit;
   mutable std::mutex mu_;
   MemStats s_;
   std::multimap<std::size_t, void*> cache_;  // rounded size -> block
