@@ -187,6 +187,7 @@ UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, Backend&
     be.adamw(s, p.master.data() + a, p.adam_m.data() + a, p.adam_v.data() + a, p.grads.data() + a,
              p.weights.data() + a, b - a, ts[i].kind == ParamKind::Norm ? 0.f : c.weight_decay);
   }
+  be.sync();  // a step ends here: checkpoints, probes and pictures may read the weights next
   return k.st;
 }
 

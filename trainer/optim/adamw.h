@@ -60,8 +60,9 @@ UpdateStats adamw_update_pieces(ParamStore& p, float* master, float* m, float* v
 
 // The same update through a backend's ops (Backend::sum_squares, Backend::adamw), for a
 // model whose gradients and optimizer state live on a device: the norm is one reduction (one
-// number comes back to the host), the update one launch per tensor. On a device the sum's order
-// differs from global_grad_norm's blocks, so the norm may differ in its last bits.
+// number comes back to the host), the update one launch per tensor, and it returns once the
+// update is done. On a device the sum's order differs from global_grad_norm's blocks, so the
+// norm may differ in its last bits.
 UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, Backend& be);
 
 }  // namespace onegpu::trainer
