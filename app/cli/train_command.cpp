@@ -134,7 +134,7 @@ int guarded(const char* cmd, F body) {
 }
 
 constexpr const char* kTrainUsage =
-    "usage: onegpu train [--model story|story8|scale] [--steps N] [--batch B] [--microbatches M]\n"
+    "usage: onegpu train [--model story|story8|scale|wide] [--steps N] [--batch B] [--microbatches M]\n"
     "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
     "                    [--resume CKPT] [--stop-at K] [--quiet] [--device cpu|cuda|auto]\n"
     "                    [--dp N] [--ep N] [--pp N] [--vstages V] [--schedule gpipe|1f1b|interleaved|zb1]\n"
