@@ -108,6 +108,10 @@ Piece StepRunner::run_next() {
       break;
     }
   }
+  // On a device the ops were only queued: wait for them, so the piece's time is its own (and
+  // not charged to whichever later piece first waits). One wait per piece; CUDA events would
+  // time them without it.
+  if (!t_.cpu_) t_.backend_->sync();
   p.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   seconds_ += p.ms / 1000.0;
   p.memory = t_.tracker_.stats();

@@ -5,9 +5,10 @@
 // backend is made).
 //
 // Tolerances, and why:
-//   kOrder (1e-5 relative + 1e-6 absolute): ops whose sums run in another order on the GPU
+//   kOrder (1e-4 relative + 1e-6 absolute): ops whose sums run in another order on the GPU
 //     (block trees instead of left-to-right loops: norms, softmax, attention, cross-entropy)
-//     or use expf where the CPU uses its own polynomial exp (silu, attention);
+//     or use expf where the CPU uses its own polynomial exp (silu, attention); typical
+//     differences are near 1e-7, a wrong index or formula gives differences near 1;
 //   matmul: 1e-5 * K * max|a| * max|b| (cuBLAS splits and orders the K sum its own way);
 //   exact (EXPECT_EQ on the bits): copies, gathers, bf16 widening, and the ops that add in the
 //     CPU's order with no fused multiply-add (embedding backward, scatter-add, add, AdamW);
@@ -28,13 +29,14 @@
 #include "trainer/ops/bf16.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/optim/adamw.h"
+#include "trainer/train/step_runner.h"
 #include "trainer/train/trainer.h"
 
 using namespace onegpu::trainer;
 
 namespace {
 
-constexpr double kOrderRel = 1e-5, kOrderAbs = 1e-6;
+constexpr double kOrderRel = 1e-4, kOrderAbs = 1e-6;
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float scale = 1.f) {
   Rng r(seed);
@@ -154,9 +156,9 @@ TEST_F(Cuda, AttentionForwardAndBackward) {
     auto dp = dev(std::vector<float>(probs.size())), ddq = dev(std::vector<float>(dqkv.size()));
     gpu_->attention_forward(dq.data(), dout_.data(), dp.data(), s.B, s.S, s.H, s.dh);
     gpu_->attention_backward(dq.data(), dp.data(), ddo.data(), ddq.data(), s.B, s.S, s.H, s.dh);
-    EXPECT_TRUE(all_close(host(dout_), out, 1e-5, 1e-6, "attention out")) << "S=" << s.S;
-    EXPECT_TRUE(all_close(host(dp), probs, 1e-5, 1e-7, "attention probs")) << "S=" << s.S;
-    EXPECT_TRUE(all_close(host(ddq), dqkv, 1e-4, 1e-6, "attention dqkv")) << "S=" << s.S;
+    EXPECT_TRUE(all_close(host(dout_), out, kOrderRel, 1e-6, "attention out")) << "S=" << s.S;
+    EXPECT_TRUE(all_close(host(dp), probs, kOrderRel, 1e-7, "attention probs")) << "S=" << s.S;
+    EXPECT_TRUE(all_close(host(ddq), dqkv, kOrderRel, 1e-5, "attention dqkv")) << "S=" << s.S;
   }
 }
 
@@ -265,7 +267,7 @@ TEST_F(Cuda, SumSquaresAndAdamW) {
   cpu_.adamw(s, w1.data(), m1.data(), v1.data(), g.data(), wb.data(), n, 0.1f);
   auto dg = dev(g), dw = dev(w), dm = dev(m), dv = dev(v);
   auto dwb = dev(std::vector<bf16>(n));
-  EXPECT_NEAR(gpu_->sum_squares(dg.data(), n), want, 1e-12 * want);
+  EXPECT_NEAR(gpu_->sum_squares(dg.data(), n), want, 1e-10 * want);  // double sums, another order
   gpu_->adamw(s, dw.data(), dm.data(), dv.data(), dg.data(), dwb.data(), n, 0.1f);
   EXPECT_TRUE(all_equal(host(dw), w1, "adamw master"));
   EXPECT_TRUE(all_equal(host(dm), m1, "adamw m"));
@@ -387,3 +389,33 @@ TEST_F(Cuda, TwentyStepsOfStoryFollowTheCpu) {
   }
   EXPECT_NEAR(gpu.heldout_loss(), cpu.heldout_loss(), 3e-2);
 }
+
+// A step taken piece by piece (the pictures' by-hand mode) is the free step, bit for bit, on the
+// GPU too: the kernels are deterministic and run in the same order.
+TEST_F(Cuda, ByHandStepEqualsFreeStep) {
+  StoryCorpusOptions co;
+  co.target_bytes = 120 << 10;
+  Corpus corpus = generate_story_corpus(co);
+  BpeTokenizer tok = BpeTokenizer::train(corpus.train, {400, 2});
+  ModelConfig mc = model_preset("story");
+  mc.seq_len = 16;
+  TrainOptions o;
+  o.steps = 3;
+  o.batch = 4;
+  o.microbatches = 2;
+  o.seed = 5;
+  o.device = "cuda";
+  Trainer free_run(mc, o, tok, corpus), by_hand(mc, o, tok, corpus);
+  for (int s = 0; s < 3; ++s) {
+    const StepResult a = free_run.step();
+    StepRunner r(by_hand);
+    while (!r.done()) r.run_next();
+    EXPECT_EQ(r.result().loss, a.loss) << "step " << s;
+    EXPECT_EQ(r.result().grad_norm, a.grad_norm) << "step " << s;
+  }
+  const auto& wa = free_run.model().params().master;
+  const auto& wb = by_hand.model().params().master;
+  ASSERT_EQ(wa.size(), wb.size());
+  EXPECT_EQ(std::memcmp(wa.data(), wb.data(), wa.size() * sizeof(float)), 0);
+}
+
