@@ -377,6 +377,36 @@ __global__ void k_scatter_add_rows(const float* src, const std::int32_t* idx, co
   }
 }
 
+// MoE combine backward, one block per dispatched row: dy = gate * dout[token] and the gate's
+// gradient dout[token] . y (block tree; the CPU sums d left to right).
+__global__ void k_combine_backward(const float* y, const float* dout, const std::int32_t* order,
+                                   const std::int32_t* token_of_row, const float* gate, float* dy, float* dgate, int D) {
+  const long row = blockIdx.x;
+  const int slot = order[row];
+  const long t = token_of_row[row];
+  const float g = gate[slot];
+  const float* go = dout + t * D;
+  const float* yr = y + row * D;
+  float* dyr = dy + row * D;
+  float dot = 0.f;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
+    dyr[d] = g * go[d];
+    dot += go[d] * yr[d];
+  }
+  dot = block_sum(dot);
+  if (threadIdx.x == 0) dgate[slot] = dot;
+}
+
+// MoE dispatch backward: dh[t] += the token's k rows, j in order (the CPU's order, exactly).
+__global__ void k_dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D) {
+  GRID_STRIDE(q, (std::int64_t)T * D) {
+    const long t = q / D, d = q % D;
+    float acc = dh[q];
+    for (int j = 0; j < k; ++j) acc += dxe[(long)row_of_slot[t * k + j] * D + d];
+    dh[q] = acc;
+  }
+}
+
 __global__ void k_add(const float* a, float* y, std::int64_t n) {
   GRID_STRIDE(i, n) y[i] += a[i];
 }
@@ -648,6 +678,22 @@ class CudaBackend final : public Backend {
     check_launch("bf16_to_f32");
   }
 
+  void combine_backward(const float* y, const float* dout, const std::int32_t* order, const std::int32_t* token_of_row,
+                        const float* gate, float* dy, float* dgate, int n, int D) override {
+    if (n <= 0) return;
+    const std::int32_t* o = on_device(order, (std::size_t)n, 0);
+    const std::int32_t* tr = on_device(token_of_row, (std::size_t)n, 1);
+    const float* g = on_device(gate, (std::size_t)n, 2);  // gate is indexed by slot: also n entries
+    k_combine_backward<<<n, row_threads(D), 0, stream_>>>(y, dout, o, tr, g, dy, dgate, D);
+    check_launch("combine_backward");
+  }
+  void dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D) override {
+    if (T <= 0 || k <= 0) return;
+    const std::int32_t* rs = on_device(row_of_slot, (std::size_t)T * k, 0);
+    k_dispatch_backward<<<blocks_for((std::int64_t)T * D), kThreads, 0, stream_>>>(dxe, rs, dh, T, k, D);
+    check_launch("dispatch_backward");
+  }
+
   void sync() override { check(cudaStreamSynchronize(stream_), "an earlier op failed"); }
   void copy(const float* src, float* dst, std::int64_t n) override {
     if (n > 0) check(cudaMemcpyAsync(dst, src, (std::size_t)n * sizeof(float), cudaMemcpyDefault, stream_), "copy");
@@ -724,7 +770,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   bool tf32_ = false;
-  Stage stage_[2];
+  Stage stage_[3];
   double* host_result_ = nullptr;
   Buffer<float> scratch_, dg_part_;
   Buffer<double> row_loss_, part_;

@@ -23,12 +23,13 @@
 // Where the host waits for the device inside a step (what the model's present API forces):
 //   per block, forward: moe_route (top-k and the auxiliary losses run on the host, after the
 //     router's softmax) and the copy of the combine gates (from a std::vector);
-//   per block, backward: moe_combine_backward and moe_dispatch_backward (host loops);
+//   per block, backward: the router's backward (moe_route_backward: a loop over [T, E] on the
+//     host, which reads the gates' gradients);
 //   per step: the tokens (embedding), the targets and the loss (cross_entropy), the gradient
 //     norm (sum_squares), and the end of the AdamW update;
 //   and any Buffer allocated zeroed (cudaMemset, then the host waits), or freed beyond the
-//     tracker's cache (cudaFree waits). Moving routing and its backward into kernels removes
-//     the per-block waits; that is the next step for speed.
+//     tracker's cache (cudaFree waits). Moving routing and the router's backward into kernels
+//     removes the per-block waits; that is the next step for speed.
 //
 // What it does not do (yet): cuBLAS is loaded at run time (dlopen of libcublas.so.13), so the
 // program starts on machines with no CUDA libraries; its workspace is not charged to the

@@ -9,10 +9,9 @@ namespace onegpu::trainer {
 
 namespace {
 constexpr auto kAct = MemCategory::Activations;
-// Activation buffers are not zeroed: every one is fully written before it is read (the few
-// that are accumulated into are zeroed by name: act_zero).
+// Activation buffers are not zeroed: every one is fully written before it is read (the one
+// that is accumulated into, dh2, is cleared by the backend: Backend::zero).
 Buffer<float> act(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, false); }
-Buffer<float> act_zero(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, true); }
 }  // namespace
 
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed)
@@ -273,8 +272,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
   MoeShape s = moe_shape(T);
-  be_->sync();  // dispatch's backward runs on the host: the experts' dxe must be done
-  moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
+  moe_dispatch_backward(*be_, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
   moe_route_backward_input(*be_, s, c.routing, MoeWeights{w + L.router, nullptr, (long)L.expert_stride}, c.dgate.data(),
                            sc.aux_scale, c.dh2.data(), c.dlogits.data());
@@ -388,9 +386,9 @@ void Model::bwd_combine(int l, MicrobatchState& st) {
   c.dy = act(mt_, n * D);
   c.dgate = act(mt_, n);
   c.dxe = act(mt_, n * D);
-  c.dh2 = act_zero(mt_, TD);
-  be_->sync();  // combine's backward runs on the host: the expert outputs and st.dx must be done
-  moe_combine_backward(moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
+  c.dh2 = act(mt_, TD);
+  be_->zero(c.dh2.data(), (std::int64_t)TD);  // by the backend: a device clears it without a wait
+  moe_combine_backward(*be_, moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
 }
 
 void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
@@ -411,8 +409,7 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
   {
     MoeWeights mw{w + L.router, nullptr, (long)L.expert_stride};
     MoeGrads mg{g + L.router, nullptr, (long)L.expert_stride};
-    be_->sync();  // dispatch's backward runs on the host: the experts' dxe must be done
-    moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
+    moe_dispatch_backward(*be_, s, c.routing, c.dxe.data(), c.dh2.data());
     moe_route_backward(*be_, mt_, s, c.routing, c.h2.data(), mw, c.dgate.data(), sc.aux_scale, c.dh2.data(), mg);
     Buffer<float> dtmp = act(mt_, TD);
     be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);

@@ -98,6 +98,15 @@ class Backend {
   // the gradient g; wd is the decoupled weight decay of this range. Defined in optim/adamw.cpp.
   virtual void adamw(const AdamWStep& s, float* w, float* m, float* v, const float* g, std::uint16_t* wb,
                      std::int64_t n, float wd);
+  // MoE combine, backward, over n dispatched rows [n, D] in expert-major order: row r holds
+  // slot order[r] of token token_of_row[r]; dy[r] = gate[slot] * dout[token] and
+  // dgate[slot] = dout[token] . y[r]. Defined in model/moe.cpp.
+  virtual void combine_backward(const float* y, const float* dout, const std::int32_t* order,
+                                const std::int32_t* token_of_row, const float* gate, float* dy, float* dgate,
+                                int n, int D);
+  // MoE dispatch, backward: dh[t] += dxe[row_of_slot[t*k + j]] for j = 0..k-1 in order, for
+  // every token t of T. Defined in model/moe.cpp.
+  virtual void dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D);
 };
 
 }  // namespace onegpu::trainer

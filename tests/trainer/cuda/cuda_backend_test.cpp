@@ -229,6 +229,31 @@ TEST_F(Cuda, EmbeddingGatherScatterAddAreExact) {
   EXPECT_TRUE(all_equal(host(dg), gathered, "gather_rows"));
 }
 
+TEST_F(Cuda, MoeCombineAndDispatchBackward) {
+  const int T = 13, k = 2, n = T * k, D = 40;
+  // A permutation of the slots as the router's counting sort would make it.
+  std::vector<std::int32_t> order(n), token_of_row(n), row_of_slot(n);
+  for (int i = 0; i < n; ++i) order[i] = (i * 7) % n;  // 7 is prime to 26
+  for (int row = 0; row < n; ++row) {
+    token_of_row[row] = order[row] / k;
+    row_of_slot[order[row]] = row;
+  }
+  auto y = random_floats((std::size_t)n * D, 30), dout = random_floats((std::size_t)T * D, 31);
+  auto gate = random_floats(n, 32), dxe = random_floats((std::size_t)n * D, 33), dh0 = random_floats((std::size_t)T * D, 34);
+  std::vector<float> dy(n * D), dgate(n), dh = dh0;
+  cpu_.combine_backward(y.data(), dout.data(), order.data(), token_of_row.data(), gate.data(), dy.data(), dgate.data(),
+                        n, D);
+  cpu_.dispatch_backward(dxe.data(), row_of_slot.data(), dh.data(), T, k, D);
+  auto dy_ = dev(y), ddo = dev(dout), dg = dev(gate), ddx = dev(dxe), ddh = dev(dh0);
+  auto dord = dev(order), dtor = dev(token_of_row), dros = dev(row_of_slot);
+  auto ddy = dev(std::vector<float>(n * D)), ddgate = dev(std::vector<float>(n));
+  gpu_->combine_backward(dy_.data(), ddo.data(), dord.data(), dtor.data(), dg.data(), ddy.data(), ddgate.data(), n, D);
+  gpu_->dispatch_backward(ddx.data(), dros.data(), ddh.data(), T, k, D);
+  EXPECT_TRUE(all_equal(host(ddy), dy, "combine backward dy"));
+  EXPECT_TRUE(all_close(host(ddgate), dgate, kOrderRel, 1e-6, "combine backward dgate"));
+  EXPECT_TRUE(all_equal(host(ddh), dh, "dispatch backward"));
+}
+
 TEST_F(Cuda, AddCopyZeroBf16AreExact) {
   const long n = 100003;
   auto a = random_floats(n, 20), y = random_floats(n, 21);
