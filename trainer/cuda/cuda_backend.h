@@ -31,10 +31,14 @@
 //     tracker's cache (cudaFree waits). Moving routing and the router's backward into kernels
 //     removes the per-block waits; that is the next step for speed.
 //
-// What it does not do (yet): cuBLAS is loaded at run time (dlopen of libcublas.so.13), so the
-// program starts on machines with no CUDA libraries; its workspace is not charged to the
-// tracker. parallel_tasks runs experts one after another on the one stream. Op costs are not
-// yet measured with CUDA events.
+// Linking: the CUDA runtime is static and cuBLAS is opened at run time (dlopen of
+// libcublas.so.13), so every binary starts on machines with no driver and no CUDA libraries.
+//
+// What it does not do (yet): cuBLAS's workspace is not charged to the tracker; parallel_tasks
+// runs the experts one after another on the one stream (grouped GEMMs or streams would overlap
+// them); pieces are timed by waiting for the device (StepRunner), not with CUDA events; one
+// GPU and one rank only (no virtual ranks on a GPU, no NCCL yet); nothing here has yet run on
+// a GPU (scripts/device-check is the first run).
 #include <memory>
 #include <string>
 
