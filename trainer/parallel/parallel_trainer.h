@@ -67,7 +67,7 @@ struct ParallelOptions {
   // i of d keeps [n·i/d, n·(i+1)/d) of the n weights it covers. Gradients are then
   // reduce-scattered, each rank updates its piece, and the bf16 weights are all-gathered at
   // the start of the next step (plan.h). The same run with zero 0 and 1 gives bitwise the
-  // same losses and weights (tests/parallel/zero_test.cpp).
+  // same losses and weights (tests/trainer/parallel/zero_test.cpp).
   int zero = 0;
   EventStream* events = nullptr;  // engine events and the runner's loss events, if given
 };

@@ -21,7 +21,7 @@
 #include <memory>
 #include <vector>
 
-#include "tests/trainer_model/gradcheck.h"
+#include "tests/support/gradcheck.h"
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
@@ -304,7 +304,7 @@ TEST_F(Cuda, SumSquaresAndAdamW) {
 // ---- the model --------------------------------------------------------------------------------
 
 namespace {
-ModelConfig tiny() {  // tests/trainer_model/model_test.cpp's gradient-check model
+ModelConfig tiny() {  // tests/trainer/model/model_test.cpp's gradient-check model
   ModelConfig c;
   c.name = "tiny";
   c.vocab = 24;

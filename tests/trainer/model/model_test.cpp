@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tests/trainer_model/gradcheck.h"
+#include "tests/support/gradcheck.h"
 #include "trainer/error.h"
 #include "trainer/model/model.h"
 #include "trainer/ops/cpu_backend.h"

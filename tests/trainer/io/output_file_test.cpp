@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tests/trainer_model/gradcheck.h"
+#include "tests/support/gradcheck.h"
 #include "trainer/model/params.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/ops/fast_math.h"

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/trainer_data/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace onegpu::trainer {
 namespace {
