@@ -1,5 +1,10 @@
 #include "trainer/device.h"
 
+#include "trainer/error.h"
+#ifdef ONEGPU_HAVE_CUDA
+#include "trainer/cuda/cuda_backend.h"
+#endif
+
 namespace onegpu::trainer {
 
 #ifdef ONEGPU_HAVE_CUDA
@@ -15,6 +20,28 @@ DeviceInfo probe_devices() {
   info.note = "built without CUDA";
 #endif
   return info;
+}
+
+std::string resolve_device(const std::string& want) {
+  if (want == "cpu") return want;
+  if (want != "cuda" && want != "auto") throw Error("--device must be cpu, cuda or auto (got '" + want + "')");
+  DeviceInfo d = probe_devices();
+  if (d.cuda_devices > 0) return "cuda";
+  if (want == "auto") return "cpu";
+  throw Error("--device cuda: no CUDA device here (" + d.note + ")");
+}
+
+std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, bool tf32) {
+#ifdef ONEGPU_HAVE_CUDA
+  tracker.use_device_memory(&cuda_device_memory());
+  CudaOptions o;
+  o.tf32 = tf32;
+  return make_cuda_backend(tracker, o);
+#else
+  (void)tracker;
+  (void)tf32;
+  throw Error("this build has no CUDA backend (configure with nvcc present, ONEGPU_CUDA=ON)");
+#endif
 }
 
 }  // namespace onegpu::trainer

@@ -9,6 +9,7 @@
 #include "app/run/dp_drift.h"
 #include "app/run/story_run.h"
 #include "app/run/dp_step.h"
+#include "app/run/first_step.h"
 #include "app/run/model_memory.h"
 #include "app/scene/gpu_box.h"
 #include "app/scene/learning_scene.h"
@@ -301,8 +302,8 @@ void SyncChapter::draw(const SceneFrame& f, const Camera& cam) {
   // Chapter 11 timed the same four texts one at a time (a microbatch each); here the engine runs
   // them as one batch, which is quicker: say so, with that chapter's figure.
   double one_at_a_time_ms = 0.0;
-  if (const auto* warm = StoryRun::get().warm_step_pieces_ready(4))
-    for (const auto& p : *warm) one_at_a_time_ms += p.ms;
+  if (const RunState* warm = warm_step_ready())
+    if (const RunStep* step = warm->last_complete()) one_at_a_time_ms = step_times(*step).total() * 1e3;
   if (one_at_a_time_ms > 0.0)
     std::snprintf(cap, sizeof cap, "one GPU: %.1f ms, the 4 texts as one batch (chapter 11, one text at a time: %.1f ms)",
                   dp.one_gpu_s * 1e3, one_at_a_time_ms);

@@ -4,6 +4,7 @@
 
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/field_chapter.h"
+#include "app/run/posted.h"
 #include "app/run/story_run.h"
 #include "app/scene/gpu_box.h"
 #include "render/palette.h"

@@ -6,6 +6,7 @@
 
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/field_chapter.h"
+#include "app/run/first_step.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
 #include "app/scene/token_label.h"
@@ -16,26 +17,37 @@
 namespace onegpu::app {
 
 using namespace render;
-using trainer::PieceKind;
-
 namespace {
 
 constexpr int kLayers = 4;
-// Pieces of one microbatch: embed, 4 forward, loss, 4 backward, embed backward.
-constexpr int kForwardDone = 1 + kLayers + 1;         // through the loss
-constexpr int kBackwardDone = kForwardDone + kLayers + 1;
+// The recorded step's ops on one rank, per microbatch: one forward per layer (the first takes
+// the embedding in, the last the head and the loss), one backward per layer, top down; then one
+// update for the step.
+constexpr int kForwardDone = kLayers;                 // through the head's guess and the loss
+constexpr int kBackwardDone = 2 * kLayers;
 constexpr int kStepDone = kBackwardDone + 1;          // with the update
+constexpr int kMicroOps = 2 * (2 * kLayers) + 1;      // two microbatches and the update
 
-// Time (s) at which piece i runs in each paced chapter.
-float guess_piece_time(int i) { return i == 0 ? 0.6f : i <= kLayers ? 1.0f + 0.7f * (i - 1) : 4.0f; }
-float grad_piece_time(int i) { return 0.8f + 0.75f * (i - kForwardDone); }  // backward pieces
+// Time (s) at which op i has run in each paced chapter: as the band (or ring) leaves its layer.
+float guess_op_time(int i) { return 1.0f + 0.75f * (i + 1); }
+float grad_op_time(int i) { return 0.6f + 0.8f * (i - kForwardDone + 1); }  // backward ops
 constexpr float kUpdateAt = 3.6f;  // the step chapter's update
-constexpr float kMicroPiece = 0.32f;
+constexpr float kMicroOp = 0.43f;
 
 std::string pct(double p) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f", p);
   return b;
+}
+
+// The head's guess as the chapters show it, token ids read back to text.
+Prediction as_prediction(const HeadGuess& g) {
+  const trainer::BpeTokenizer& tok = StoryRun::get().tokenizer();
+  Prediction p;
+  for (const auto& [id, prob] : g.top) p.top.push_back({static_cast<std::int32_t>(id), tok.token_text(static_cast<std::int32_t>(id)), prob});
+  p.p_time = g.p_target;
+  p.loss_time = g.error();
+  return p;
 }
 
 // Prediction bars: the top tokens, " time" always among them, and the rest as "other".
@@ -59,11 +71,13 @@ std::vector<Bar> prediction_bars(const Prediction& p, std::int32_t time_id, int 
   return bars;
 }
 
-// Activations held after the last piece that ran, as a fraction of the toy GPU's memory.
-float activations_fill(const PieceRecord& rec) {
-  if (rec.pieces.empty()) return 0.0f;
-  auto act = rec.pieces.back().memory.current[static_cast<int>(trainer::MemCategory::Activations)];
-  return static_cast<float>(act) / static_cast<float>(toy_capacity_bytes());
+// Activations held after the last op that ran, as a fraction of the toy GPU's memory.
+float activations_fill(const FirstStepView& v) {
+  return static_cast<float>(v.activations) / static_cast<float>(toy_capacity_bytes());
+}
+
+bool any_grads(const FirstStepView& v) {
+  return std::any_of(v.layer_grads.begin(), v.layer_grads.end(), [](double g) { return g > 0.0; });
 }
 
 
@@ -99,7 +113,7 @@ float LearningChapter::duration() const {
     case LearningScene::Guess: return 6.0f;
     case LearningScene::Gradients: return 5.2f;
     case LearningScene::Step: return 5.6f;
-    case LearningScene::Microbatches: return 1.0f + kMicroPiece * (2 * (2 * kLayers + 3) + 1) + 1.2f;
+    case LearningScene::Microbatches: return 1.0f + kMicroOp * kMicroOps + 1.2f;
     case LearningScene::Train: return 6.0f;
     case LearningScene::Slow: return 4.0f;
     case LearningScene::NewRun: return 3.0f;
@@ -115,24 +129,21 @@ Camera LearningChapter::camera(glm::vec2 viewport, float t) const {
   return dive(box_camera(layout_, viewport), wide, phase(t, 0.0f, 1.0f, Ease::InOutCubic));
 }
 
-int LearningChapter::pieces_due(float t) const {
+int LearningChapter::ops_due(float t) const {
   switch (scene_) {
     case LearningScene::NextToken: return 0;
     case LearningScene::Guess: {
       int n = 0;
-      while (n < kForwardDone && guess_piece_time(n) <= t) ++n;
+      while (n < kForwardDone && guess_op_time(n) <= t) ++n;
       return n;
     }
     case LearningScene::Gradients: {
       int n = kForwardDone;
-      while (n < kBackwardDone && grad_piece_time(n) <= t) ++n;
+      while (n < kBackwardDone && grad_op_time(n) <= t) ++n;
       return n;
     }
     case LearningScene::Step: return t >= kUpdateAt ? kStepDone : kBackwardDone;
-    case LearningScene::Microbatches: {
-      int total = 2 * (2 * kLayers + 3) + 1;
-      return std::clamp(static_cast<int>((t - 1.0f) / kMicroPiece) + 1, 0, total);
-    }
+    case LearningScene::Microbatches: return std::clamp(static_cast<int>((t - 1.0f) / kMicroOp) + 1, 0, kMicroOps);
     default: return 0;
   }
 }
@@ -145,15 +156,15 @@ void LearningChapter::on_action() {
 bool LearningChapter::button_offered() const { return !StoryRun::get().training_started(); }
 
 void LearningChapter::prepare(float t) {
-  // What the picture at t draws from: the first step's recording, or the warm step's times.
+  // What the picture at t draws from: the first step's recorded run, or the warm step's.
   switch (scene_) {
     case LearningScene::Guess:
     case LearningScene::Gradients:
     case LearningScene::Step:
-    case LearningScene::Train: StoryRun::get().first_step_recorded(1); break;
-    case LearningScene::Microbatches: StoryRun::get().first_step_recorded(2); break;
+    case LearningScene::Train: first_step_run(1); break;
+    case LearningScene::Microbatches: first_step_run(2); break;
     case LearningScene::Slow:
-    case LearningScene::NewRun: StoryRun::get().warm_step_pieces(4); break;
+    case LearningScene::NewRun: warm_step(); break;
     default: break;
   }
   if (scene_ == LearningScene::Train && t >= duration()) {
@@ -164,7 +175,7 @@ void LearningChapter::prepare(float t) {
 
 std::string LearningChapter::activity() const {
   StoryRun& run = StoryRun::get();
-  if (std::string a = run.first_step_activity(); !a.empty()) return a;
+  if (std::string a = first_step_activity(); !a.empty()) return a;
   if (scene_ != LearningScene::Train) return {};
   if (run.trained_steps() == 0 || run.training_done()) return {};  // not started, or finished
   char b[96];
@@ -178,17 +189,16 @@ void LearningChapter::draw_recording(const SceneFrame& f, const LearningLayout& 
   Canvas& c = f.world;
   c.set_layer(1);
   draw_box(c, L.box, loaded_box(kLayers), wpp);
-  draw_measuring(c, L.box.chip, StoryRun::get().first_step_activity());
+  draw_measuring(c, L.box.chip, first_step_activity());
 }
 
 void LearningChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float wpp = cam.world_per_pixel();
   // The learning chapters' recordings, queued once (in the order the chapters need them), so
   // each is ready by the time its chapter opens.
-  StoryRun& run = StoryRun::get();
-  run.first_step_ready(1);
-  run.first_step_ready(2);
-  run.warm_step_pieces_ready(4);
+  first_step_run_ready(1);
+  first_step_run_ready(2);
+  warm_step_ready();
   draw_field_behind(f.world, layout_, 0.07f, wpp);  // neighbours recede behind the chart
   LearningLayout L = learning_layout(layout_.chip_rect(0));
   switch (scene_) {
@@ -248,19 +258,20 @@ void LearningChapter::draw_next_token(const SceneFrame& f, const LearningLayout&
 void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const FirstStep* fs = run.first_step_ready();
+  const FirstStepRun* fs = first_step_run_ready();
   if (!fs) return draw_recording(f, L, wpp);
-  const PieceRecord& rec = fs->at(pieces_due(t));
-  int ran = static_cast<int>(rec.pieces.size());
+  const FirstStepView rec = view(*fs, ops_due(t));
+  const int ran = rec.ran;
   Canvas& c = f.world;
   c.set_layer(1);
   BoxLook box = loaded_box(kLayers);
   box.fill_activations = activations_fill(rec);
-  bool working = ran > 0 && ran < kForwardDone;
+  // Working from when the first layer's forward begins (the band sets off) to the head.
+  const bool working = t >= guess_op_time(0) - 0.75f && ran < kForwardDone;
   box.strip = working ? 0.9f : 0.3f;
   draw_box(c, L.box, box, wpp);
   c.set_layer(2);
-  // The band climbs with the forward pieces that have run.
+  // The band climbs through the layers as their forward ops run.
   float band = phase(t, 1.0f, 3.0f) * kLayers;
   float band_a = phase(t, 0.6f, 0.3f) * (1.0f - phase(t, 4.3f, 0.5f));
   draw_forward_band(c, L.box, kLayers, band, band_a, wpp);
@@ -269,12 +280,13 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
     if (i) look.text = run.trays()[i].text;
     draw_tray(c, L.tray(i), look, s, wpp);
   }
-  int active = ran == 0 ? -1 : ran < kForwardDone ? 0 : 1;
+  int active = !working && ran == 0 ? -1 : ran < kForwardDone ? 0 : 1;
   draw_readout(c, L.foot, active, 1.0f, s);
   draw_step_counter(c, L.foot, 0, 1.0f, s);
-  // The model's real probabilities after "Once upon a", once the loss piece has run.
-  if (ran >= kForwardDone) {
-    const Prediction& p = fs->prediction(ran);
+  // The model's real probabilities after "Once upon a" (the head's probes), once the last
+  // forward op (with the head and the loss) has run.
+  if (!rec.guess.empty()) {
+    const Prediction p = as_prediction(rec.guess);
     float grow = phase(t, 4.1f, 0.8f, Ease::OutCubic);
     float err = phase(t, 5.0f, 0.6f, Ease::Smooth);
     draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), grow, 1.0f, err,
@@ -288,10 +300,10 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
 void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const FirstStep* fs = run.first_step_ready();
+  const FirstStepRun* fs = first_step_run_ready();
   if (!fs) return draw_recording(f, L, wpp);
-  const PieceRecord& rec = fs->at(pieces_due(t));
-  int ran = static_cast<int>(rec.pieces.size());
+  const FirstStepView rec = view(*fs, ops_due(t));
+  const int ran = rec.ran;
   Canvas& c = f.world;
   c.set_layer(1);
   BoxLook box = loaded_box(kLayers);
@@ -301,15 +313,9 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   c.set_layer(2);
   float ring = kLayers - phase(t, 0.6f, 0.75f * kLayers + 0.2f) * kLayers;
   draw_backward_ring(c, L.box, kLayers, ring, 1.0f - phase(t, 4.3f, 0.5f), wpp);
-  // A tick on each layer whose backward has run, sized by its real gradient norm.
-  std::vector<float> ticks(kLayers, 0.0f);
-  if (!rec.grads.layers.empty()) {
-    auto sizes = normalised(rec.grads.layers);
-    for (int l = 0; l < kLayers; ++l) {
-      int piece = kForwardDone + (kLayers - 1 - l);  // layer l's backward piece
-      if (ran > piece) ticks[l] = sizes[l];
-    }
-  }
+  // A tick on each layer whose backward has run, sized by its gradient norm (the layer's probe;
+  // zero until its backward has run).
+  std::vector<float> ticks = normalised(rec.layer_grads);
   draw_grad_ticks(c, L.box, kLayers, ticks, 1.0f, wpp);
   for (int i = 0; i < 4; ++i) {
     TrayLook look = i == 0 ? first_tray(run.trays()[0], 3, 1.0f) : TrayLook{};
@@ -318,7 +324,7 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   }
   draw_readout(c, L.foot, ran < kBackwardDone ? 2 : -1, 1.0f, s);
   draw_step_counter(c, L.foot, 0, 1.0f, s);
-  const Prediction& p = fs->prediction(ran);
+  const Prediction p = as_prediction(rec.guess);
   draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f, 1.0f,
              "error " + pct(p.loss_time), s, wpp);
   float note = phase(t, 4.4f, 0.6f, Ease::Smooth);
@@ -332,10 +338,10 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
 void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const FirstStep* fs = run.first_step_ready();
+  const FirstStepRun* fs = first_step_run_ready();
   if (!fs) return draw_recording(f, L, wpp);
-  const PieceRecord& rec = fs->at(pieces_due(t));
-  bool updated = static_cast<int>(rec.pieces.size()) >= kStepDone;
+  const FirstStepView rec = view(*fs, ops_due(t));
+  const bool updated = rec.updated;
   Canvas& c = f.world;
   c.set_layer(1);
   BoxLook box = loaded_box(kLayers);
@@ -344,7 +350,7 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
   draw_box(c, L.box, box, wpp);
   c.set_layer(2);
   // Gradient ticks stay on the layers until the update uses them up.
-  std::vector<float> ticks = normalised(rec.grads.layers);
+  std::vector<float> ticks = normalised(rec.layer_grads);
   draw_grad_ticks(c, L.box, kLayers, ticks, 1.0f - phase(t, kUpdateAt, 0.5f), wpp);
   // The blank fills with the word the text really has; every text gets its tick; trays go.
   float trays_a = 1.0f - phase(t, 2.0f, 0.6f, Ease::Smooth);
@@ -366,18 +372,19 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
   }
   draw_readout(c, L.foot, t >= kUpdateAt && t < kUpdateAt + 1.2f ? 3 : -1, 1.0f, s);
   draw_step_counter(c, L.foot, updated && t >= kUpdateAt + 0.4f ? 1 : 0, phase(t, 2.4f, 0.4f, Ease::Smooth), s);
-  // The loupe on layer 2: 16 real weights, moving by their real update.
+  // The loupe on layer 2: 16 real weights, moving by their real update (read from the trainer
+  // around the recorded step: weights are not events).
   Rect slab = L.box.slab(1, kLayers);
   Rect loupe{{L.trays.min.x + 0.02f * s, L.trays.min.y + 0.02f * s}, {L.trays.min.x + 0.62f * s, L.trays.max.y - 0.02f * s}};
   float open = phase(t, 2.6f, 0.5f, Ease::OutCubic);
   if (open > 0.0f) {
     c.line({slab.min.x, slab.center().y}, {loupe.max.x, loupe.max.y}, std::max(wpp, 0.003f * s),
            with_alpha(palette::weights, open * 0.5f));
-    std::vector<float> before(rec.weights_before.begin(), rec.weights_before.end());
-    std::vector<float> after = updated ? std::vector<float>(rec.weights_after.begin(), rec.weights_after.end()) : before;
+    std::vector<float> before(fs->loupe_before.begin(), fs->loupe_before.end());
+    std::vector<float> after = updated ? std::vector<float>(fs->loupe_after.begin(), fs->loupe_after.end()) : before;
     draw_loupe(c, loupe, before, after, phase(t, kUpdateAt, 1.0f, Ease::InOutCubic), 100.0f, open, s, wpp);
   }
-  const Prediction& p = fs->prediction(static_cast<int>(rec.pieces.size()));
+  const Prediction p = as_prediction(rec.guess);
   draw_chart(c, L.chart, std::string(kPrompt) + " ____", prediction_bars(p, run.time_token()), 1.0f, 1.0f,
              1.0f, "error " + pct(p.loss_time), s, wpp);
 }
@@ -386,16 +393,16 @@ void LearningChapter::draw_step(const SceneFrame& f, const LearningLayout& L, fl
 void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayout& L, float wpp) {
   const float t = f.t, s = L.s;
   StoryRun& run = StoryRun::get();
-  const FirstStep* fs = run.first_step_ready(2);
+  const FirstStepRun* fs = first_step_run_ready(2);
   if (!fs) return draw_recording(f, L, wpp);
-  const PieceRecord& rec = fs->at(pieces_due(t));
-  const int ran = static_cast<int>(rec.pieces.size());
-  const int per = 2 * kLayers + 3;
+  const FirstStepView rec = view(*fs, ops_due(t));
+  const int ran = rec.ran;
+  const int per = 2 * kLayers;  // ops of one microbatch
   Canvas& c = f.world;
   c.set_layer(1);
   BoxLook box = loaded_box(kLayers);
-  bool updated = ran == 2 * per + 1;
-  box.tone.assign(kLayers, updated ? pulse(t, 1.0f + kMicroPiece * (2 * per), 1.0f) : 0.0f);
+  const bool updated = rec.updated;
+  box.tone.assign(kLayers, updated ? pulse(t, 1.0f + kMicroOp * (2 * per), 1.0f) : 0.0f);
   box.fill_activations = activations_fill(rec);
   box.strip = ran > 0 && !updated ? 0.9f : 0.3f;
   draw_box(c, L.box, box, wpp);
@@ -404,13 +411,13 @@ void LearningChapter::draw_microbatches(const SceneFrame& f, const LearningLayou
   int mb = std::min(1, ran / per);
   int in_mb = ran - mb * per;
   if (ran > 0 && !updated) {
-    if (in_mb <= kLayers + 1) draw_forward_band(c, L.box, kLayers, std::min<float>(kLayers, in_mb - 1 + 0.5f), 1.0f, wpp);
-    else draw_backward_ring(c, L.box, kLayers, std::max(0.0f, kLayers - (in_mb - kLayers - 2) - 0.5f), 1.0f, wpp);
+    if (in_mb < kLayers) draw_forward_band(c, L.box, kLayers, in_mb + 0.5f, 1.0f, wpp);
+    else draw_backward_ring(c, L.box, kLayers, std::max(0.0f, kLayers - (in_mb - kLayers) - 0.5f), 1.0f, wpp);
   }
   // Ticks pile: one set per finished microbatch, sized by the gradients so far.
   int finished = std::min(2, ran / per);
-  if (!rec.grads.layers.empty() && !updated) {
-    auto sizes = normalised(rec.grads.layers);
+  if (any_grads(rec) && !updated) {
+    auto sizes = normalised(rec.layer_grads);
     draw_grad_ticks(c, L.box, kLayers, sizes, 1.0f, wpp, std::max(1, finished));
   }
   // Two half-size trays, the microbatches: two texts each.
@@ -457,8 +464,8 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
   draw_step_note(c, L.foot, run.training_done() ? "" : "a run of its own, from a fresh model", 1.0f, s);
   // The latest predictions: at steps 0, 1, 10, 100 and 1,000, from the model being trained.
   // Before the long run: the fresh model's (the first step's recording, before its update).
-  const FirstStep* fs = ms.empty() ? run.first_step_ready() : nullptr;
-  Prediction latest = !ms.empty() ? ms.back() : fs ? fs->before : Prediction{};
+  const FirstStepRun* fs = ms.empty() ? first_step_run_ready() : nullptr;
+  Prediction latest = !ms.empty() ? ms.back() : fs ? as_prediction(head_guess(fs->first(), 0)) : Prediction{};
   if (ms.empty()) latest.step = 0;
   std::string title = std::string(kPrompt);
   title += latest.top.empty() || latest.step < 1000 ? " ____" : token_label(latest.top[0].text);
@@ -496,23 +503,20 @@ void LearningChapter::draw_train(const SceneFrame& f, const LearningLayout& L, f
 // ---- It's slow ----
 namespace {
 // One step's measured time on GPU 1: a segment per text (each text its own microbatch, so
-// its pieces can be timed alone), then the update.
+// its ops can be timed alone), then the update.
 void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha, float wpp) {
-  StoryRun& run = StoryRun::get();
-  std::vector<double> per_text(4, 0.0);
-  double update = 0.0;
-  const std::vector<trainer::Piece>* warm = run.warm_step_pieces_ready(4);
-  if (!warm) {  // being timed: a line where the bar will be
-    c.text(run.first_step_activity() + "…", {L.trays.min.x, L.trays.min.y + 0.05f * L.s}, 0.03f * L.s,
+  const RunState* warm = warm_step_ready();
+  const RunStep* step = warm ? warm->last_complete() : nullptr;
+  if (!step) {  // being timed: a line where the bar will be
+    c.text(first_step_activity() + "…", {L.trays.min.x, L.trays.min.y + 0.05f * L.s}, 0.03f * L.s,
            with_alpha(palette::forward, alpha));
     return;
   }
-  for (const auto& p : *warm) {
-    if (p.kind == PieceKind::Update) update += p.ms / 1000.0;
-    else per_text[std::min(3, p.microbatch)] += p.ms / 1000.0;
-  }
-  double total = update;
-  for (double v : per_text) total += v;
+  // The recorded step's spans on the virtual clock (one rank, so each its op's measured cost).
+  StepTimes times = step_times(*step);
+  times.per_text.resize(4, 0.0);
+  const std::vector<double>& per_text = times.per_text;
+  const double update = times.update, total = times.total();
   std::vector<Segment> segs;
   for (int i = 0; i < 4; ++i)
     segs.push_back({per_text[i], i % 2 ? palette::forward : mix(palette::forward, palette::backward, 0.3f),

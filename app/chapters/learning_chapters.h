@@ -1,6 +1,7 @@
 #pragma once
-// Scenes 5 to 11: GPU 1 learning, drawn from the story model's real first step (run one piece
-// at a time as the picture reaches it) and from a real run to step 1,000.
+// Scenes 5 to 12: GPU 1 learning, drawn from the story model's first step as a recorded run
+// (app/run/first_step.h: its events in a RunState, read op by op as the picture reaches them)
+// and from a real run to step 1,000.
 #include "app/chapters/chapter.h"
 #include "app/scene/field_layout.h"
 #include "app/scene/learning_scene.h"
@@ -20,9 +21,9 @@ class LearningChapter : public Chapter {
   void prepare(float t) override;
   std::string activity() const override;
 
-  // The times at which the first step's pieces run in this chapter (pieces before the
-  // chapter's first are run on arrival). Exposed for tests.
-  int pieces_due(float t) const;
+  // How many of the recorded first step's ops have run by t in this chapter (those before the
+  // chapter's first had run on arrival). Exposed for tests.
+  int ops_due(float t) const;
 
  private:
   void draw_next_token(const SceneFrame& f, const LearningLayout& L, float wpp);

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "trainer/data/story_corpus.h"
+#include "trainer/device.h"
 #include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -133,9 +134,9 @@ int guarded(const char* cmd, F body) {
 }
 
 constexpr const char* kTrainUsage =
-    "usage: onegpu train [--model story|story8|scale] [--steps N] [--batch B] [--microbatches M]\n"
+    "usage: onegpu train [--model story|story8|scale|wide] [--steps N] [--batch B] [--microbatches M]\n"
     "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
-    "                    [--resume CKPT] [--stop-at K] [--quiet]\n"
+    "                    [--resume CKPT] [--stop-at K] [--quiet] [--device cpu|cuda|auto]\n"
     "                    [--dp N] [--ep N] [--pp N] [--vstages V] [--schedule gpipe|1f1b|interleaved|zb1]\n"
     "                    [--link nvlink|ib|pcie] [--trace FILE.json] [--trace-steps N] [--seq S]\n"
     "                    [--workers W] [--zero 0|1]\n"
@@ -151,7 +152,9 @@ constexpr const char* kTrainUsage =
     "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n"
     "  --zero 1 (ZeRO-1) splits the fp32 master weights and Adam moments over the ranks holding\n"
     "  copies of the same weights: gradients are reduce-scattered, each rank updates its piece,\n"
-    "  the bf16 weights are all-gathered. Same losses and weights, bit for bit, as --zero 0.\n";
+    "  the bf16 weights are all-gathered. Same losses and weights, bit for bit, as --zero 0.\n"
+    "  --device cuda runs the ops on the GPU (one rank only for now); auto picks the GPU when there\n"
+    "  is one. Default cpu.\n";
 constexpr const char* kPredictUsage =
     "usage: onegpu predict --resume CKPT (--prompt TEXT | --prompt-file FILE) [--top K]\n"
     "  The K most likely next tokens after TEXT, one token and probability a line.\n"
@@ -176,7 +179,11 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     else if (f == "--microbatches") a.microbatches = (int)parse_int(f, v, 1, limits::kMaxBatch);
     else if (f == "--seed") a.seed = text::u64_flag(f, v);
     else if (f == "--threads") a.threads = (int)parse_int(f, v, 1, limits::kMaxThreads);
-    else if (f == "--corpus") a.corpus = v;
+    else if (f == "--device") {
+      if (v != "cpu" && v != "cuda" && v != "auto")
+        throw Error("--device must be cpu, cuda or auto (got '" + text::printable(v) + "')");
+      a.device = v;
+    } else if (f == "--corpus") a.corpus = v;
     else if (f == "--log") a.log = v;
     else if (f == "--save") a.save = v;
     else if (f == "--stop-at") a.stop_at = (int)parse_int(f, v, 1, limits::kMaxSteps);
@@ -209,6 +216,8 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     if (a.given.count(f)) a.parallel = true;
   if (a.parallel && !a.resume.empty()) throw Error("--resume works with one rank only (no --dp/--ep/--pp/... flags)");
   if (a.parallel && !a.save.empty()) throw Error("--save works with one rank only (no --dp/--ep/--pp/... flags)");
+  if (a.parallel && a.device == "cuda")
+    throw Error("--device cuda works with one rank only for now (no --dp/--ep/--pp/... flags)");
   if (!a.parallel && a.batch % a.microbatches != 0)
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
@@ -495,12 +504,14 @@ int train_main(int argc, char** argv) {
     if (!a.save.empty()) trainer::files::check_output(a.save, "--save");
     if (!a.trace.empty()) trainer::files::check_output(a.trace, "--trace");
     if (!a.log.empty()) trainer::files::check_output(a.log, "--log", /*stream=*/true);
+    // auto becomes cpu or cuda here; cuda with no GPU is one line and exit 2 (guarded).
+    a.device = a.parallel ? "cpu" : trainer::resolve_device(a.device);
     if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     std::unique_ptr<trainer::JsonlLog> log;
     if (!a.resume.empty()) {
-      t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads);
+      t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads, a.device);
       // A resumed run keeps the checkpoint's settings; a flag that contradicts them is an error.
       const auto& o = t->options();
       auto clash = [&](const char* flag, long long mine, long long theirs) {
@@ -524,6 +535,7 @@ int train_main(int argc, char** argv) {
       o.microbatches = a.microbatches;
       o.seed = a.seed;
       o.threads = a.threads;
+      o.device = a.device;
       t = std::make_unique<trainer::Trainer>(trainer::model_preset(a.model), o, std::move(tok), corpus);
     }
     const auto& cfg = t->model().config();
@@ -533,6 +545,7 @@ int train_main(int argc, char** argv) {
                  "(experts %.0f%%); %zu training tokens\n",
                  text::printable(cfg.name).c_str(), cfg.n_layers, cfg.n_experts, cfg.top_k, cfg.d_model, cfg.vocab,
                  pb.total() / 1e6, 100.0 * pb.experts / pb.total(), t->train_data().tokens.size());
+    if (a.device == "cuda") std::fprintf(stderr, "ops run on the GPU (CUDA backend)\n");
     if (!a.log.empty() && !log) log = open_log(a.log, -1);
     const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
     {

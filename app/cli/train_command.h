@@ -19,6 +19,7 @@ struct TrainArgs {
   int microbatches = 1;
   std::uint64_t seed = 1;
   int threads = 1;
+  std::string device = "cpu";  // cpu, cuda or auto (trainer/device.h resolves it)
   std::string corpus;  // empty: the generated story corpus
   std::string log, save, resume;
   int stop_at = 0;  // stop (and save) after this step, though the schedule spans --steps: the

@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include "app/run/posted.h"
+#include "app/run/recorded_run.h"
 #include "app/run/story_run.h"
 #include "trainer/parallel/parallel_trainer.h"
 #include "trainer/plan/plan.h"
+#include "trainer/error.h"
 #include "trainer/train/dataset.h"
 
 namespace onegpu::app {
@@ -30,31 +32,26 @@ ParallelOptions copy_options() {
   return o;
 }
 
+// The first step of a dp=2 run, recorded as events: its broadcasts are rank 0's Broadcast spans,
+// in the order they ran. Whether GPU 2 was empty before and matches GPU 1 after are not events:
+// the trainer's stores are read for those.
 CopyFacts measure() {
-  {
-    StoryRun& run = StoryRun::get();
-    TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
-    ParallelTrainer t(story_model(), copy_options(), data);
-    CopyFacts f;
-    const ParamStore& a = t.params(0);
+  StoryRun& run = StoryRun::get();
+  TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
+  bool empty_before = false, equal_after = false;
+  RecordedRun r = record_run(story_model(), copy_options(), data, run.tray_batch(), 1, [&](int step, const ParallelTrainer& t) {
     const ParamStore& b = t.params(1);
-    f.second_empty_before = std::all_of(b.master.data(), b.master.data() + b.count(), [](float v) { return v == 0.f; });
-    t.begin_step(run.tray_batch());
-    // Run the step by hand while the next op is a broadcast.
-    while (true) {
-      auto next = t.engine().waiting_ops();
-      if (next.empty()) break;
-      const Op& op = t.plan().op(next.front());
-      if (op.kind != OpKind::Broadcast) break;
-      f.layers.push_back(op.layer_begin);
-      f.bytes += op.bytes;
-      t.engine().step_one();
-    }
-    f.equal_after = a.count() == b.count() &&
-                    std::memcmp(a.master.data(), b.master.data(), a.count() * sizeof(float)) == 0;
-    t.finish_step();
-    return f;
-  }
+    if (step == -1)
+      empty_before = std::all_of(b.master.data(), b.master.data() + b.count(), [](float v) { return v == 0.f; });
+    else
+      equal_after = t.replicas_agree();  // a wrong copy would not match after the shared update
+  });
+  const RunStep* s = r.state.find(0);
+  if (!s || !s->complete) throw Error("model copy: the first step was not recorded");
+  CopyFacts f = read_copy(*s);
+  f.second_empty_before = empty_before;
+  f.equal_after = equal_after;
+  return f;
 }
 
 PostedValue<CopyFacts>& posted() {
@@ -65,6 +62,16 @@ PostedValue<CopyFacts>& posted() {
 }
 
 }  // namespace
+
+CopyFacts read_copy(const RunStep& first) {
+  CopyFacts f;
+  for (const OpSpan& op : first.ops) {
+    if (op.kind != EventKind::Broadcast || op.rank != 0) continue;
+    f.layers.push_back(op.layer);
+    f.bytes += op.bytes;
+  }
+  return f;
+}
 
 const CopyFacts* story_model_copy_ready() { return posted().ready(); }
 const CopyFacts& story_model_copy() { return posted().wait(); }

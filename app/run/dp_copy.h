@@ -1,19 +1,25 @@
 #pragma once
 // The copy of the model onto a second GPU, as the parallel engine really does it: a dp=2 run
 // whose second rank starts with every weight at zero, and whose first step opens with one
-// broadcast per layer from GPU 1. Recorded op by op, then checked bit for bit.
+// broadcast per layer from GPU 1. Recorded as events (app/run/recorded_run.h), the broadcasts
+// read from rank 0's spans; then checked bit for bit (a read of the trainer, not an event).
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "app/live/run_state.h"
 
 namespace onegpu::app {
 
 struct CopyFacts {
   std::vector<int> layers;        // the layer each broadcast carried, in the order they ran
   bool second_empty_before = false;  // GPU 2's weights were all zero before the copy
-  bool equal_after = false;          // after the broadcasts, GPU 2's weights equal GPU 1's
+  bool equal_after = false;          // after the first step (the broadcasts, then one shared update) GPU 2's weights equal GPU 1's
   std::int64_t bytes = 0;            // weights copied (fp32 master values)
 };
+
+// The broadcasts of a recorded first step (rank 0's Broadcast spans, in the order they ran).
+CopyFacts read_copy(const RunStep& first);
 
 // Made once by a job on the app's job runner (app/run/posted.h): the _ready version queues it
 // and returns null until it is made (draw()); the other queues it and waits (prepare(), tests).

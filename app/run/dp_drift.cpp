@@ -5,8 +5,8 @@
 
 #include "app/run/posted.h"
 #include "app/run/story_run.h"
-#include "trainer/train/probes.h"
-#include "trainer/train/step_runner.h"
+#include "app/run/recorded_run.h"
+#include "trainer/train/dataset.h"
 
 namespace onegpu::app {
 
@@ -28,36 +28,46 @@ Batch half(const Batch& full, int first) {
   return b;
 }
 
+// Two one-rank runs stepped layer by layer, each on its own half of the trays and never
+// averaging, recorded as events: each copy's gradient norms are its first step's LayerGradNorm
+// probes. How far apart the two copies' weights are is not an event (no rank sees the other's
+// weights): it is read from the two trainers' master weights after each step.
 DriftFacts measure(int steps) {
-  {
-    StoryRun& run = StoryRun::get();
-    TrainOptions o;
-    o.steps = 1000;
-    o.batch = 2;  // each copy takes half of the four texts
-    o.seed = 1;
-    std::unique_ptr<Trainer> copy[2];
-    for (auto& c : copy) c = std::make_unique<Trainer>(model_preset("story"), o, run.tokenizer(), run.sliver());
-    DriftFacts f;
-    const ParamStore& a = copy[0]->model().params();
-    const ParamStore& b = copy[1]->model().params();
-    f.equal_before = std::memcmp(a.master.data(), b.master.data(), a.count() * sizeof(float)) == 0;
-    for (int s = 0; s < steps; ++s) {
-      for (int k = 0; k < 2; ++k) {
-        StepRunner r(*copy[k], half(run.tray_batch(), 2 * k));
-        while (r.peek().kind != PieceKind::Update) r.run_next();
-        if (s == 0) f.grad_norm[k] = layer_grad_norms(copy[k]->model()).layers;
-        r.run_next();  // each updates with its own gradients only
+  StoryRun& run = StoryRun::get();
+  TokenDataset data = TokenDataset::build(run.tokenizer(), run.sliver().train);
+  ModelConfig mc = model_preset("story");
+  mc.vocab = static_cast<int>(run.tokenizer().vocab_size());
+  ParallelOptions o;
+  o.batch = 2;  // each copy takes half of the four texts
+  o.workers = 1;
+  o.broadcast_first_step = false;
+  o.op_per_layer = true;
+  DriftFacts f;
+  std::vector<std::vector<float>> first;  // copy 1's weights before its steps and after each
+  for (int k = 0; k < 2; ++k) {
+    RecordedRun r = record_run(mc, o, data, half(run.tray_batch(), 2 * k), steps, [&](int step, const ParallelTrainer& t) {
+      const ParamStore& P = t.params(0);
+      std::vector<float> w(P.master.data(), P.master.data() + P.count());
+      if (k == 0) {
+        first.push_back(std::move(w));
+        return;
+      }
+      const std::vector<float>& a = first[(std::size_t)(step + 1)];
+      if (step < 0) {
+        f.equal_before = a.size() == w.size() && std::memcmp(a.data(), w.data(), a.size() * sizeof(float)) == 0;
+        return;
       }
       double diff = 0, norm = 0;
-      for (std::int64_t i = 0; i < a.count(); ++i) {
-        double d = double(a.master.data()[i]) - double(b.master.data()[i]);
+      for (std::size_t i = 0; i < a.size() && i < w.size(); ++i) {
+        const double d = double(a[i]) - double(w[i]);
         diff += d * d;
-        norm += double(a.master.data()[i]) * double(a.master.data()[i]);
+        norm += double(a[i]) * double(a[i]);
       }
       f.rel_diff.push_back(std::sqrt(diff / norm));
-    }
-    return f;
+    });
+    f.grad_norm[k] = layer_grads(*r.state.find(0), mc.n_layers);
   }
+  return f;
 }
 
 PostedValue<DriftFacts>& posted() {
@@ -68,6 +78,13 @@ PostedValue<DriftFacts>& posted() {
 }
 
 }  // namespace
+
+std::vector<double> layer_grads(const RunStep& s, int layers) {
+  std::vector<double> g((std::size_t)layers, 0.0);
+  for (const ProbeValue& p : s.probes)
+    if (p.kind == ProbeKind::LayerGradNorm && p.layer >= 0 && p.layer < layers) g[(std::size_t)p.layer] = p.value;
+  return g;
+}
 
 const DriftFacts* story_drift_ready() { return posted().ready(); }
 const DriftFacts& story_drift() { return posted().wait(); }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "app/run/posted.h"
+#include "app/run/recorded_run.h"
 #include "app/run/story_run.h"
 #include "trainer/memory/tracker.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -15,6 +16,12 @@ namespace onegpu::app {
 std::int64_t held_bytes(const trainer::MemoryTracker& t) {
   return t.current(trainer::MemCategory::Weights) + t.current(trainer::MemCategory::Gradients) +
          t.current(trainer::MemCategory::Optimizer);
+}
+
+std::int64_t held_bytes(const RankMemory& m) {
+  using trainer::MemCategory;
+  return m.current[(int)MemCategory::Weights] + m.current[(int)MemCategory::Gradients] +
+         m.current[(int)MemCategory::Optimizer];
 }
 
 std::vector<std::int64_t> held_bytes_per_rank(const trainer::ParallelTrainer& t) {
@@ -43,24 +50,24 @@ const std::vector<ModelBytes>& story_model_bytes(int max_layers) {
 
 namespace {
 
+// Two dp=2 runs recorded before their first step: what rank 0 holds is its resident memory, as
+// the run state has it from the runs' StepMemory events.
 SplitBytes measure_split() {
-  {
-    StoryRun& run = StoryRun::get();
-    trainer::TokenDataset data = trainer::TokenDataset::build(run.tokenizer(), run.sliver().train);
-    trainer::ModelConfig m = trainer::model_preset("story");
-    m.vocab = static_cast<int>(run.tokenizer().vocab_size());
-    SplitBytes b;
-    for (int ep : {1, 2}) {
-      trainer::ParallelOptions o;
-      o.dp = 2;
-      o.ep = ep;
-      o.batch = 4;
-      o.workers = 1;
-      trainer::ParallelTrainer t(m, o, data);
-      (ep == 1 ? b.replicated : b.split) = held_bytes(t.tracker(0));
-    }
-    return b;
+  StoryRun& run = StoryRun::get();
+  trainer::TokenDataset data = trainer::TokenDataset::build(run.tokenizer(), run.sliver().train);
+  trainer::ModelConfig m = trainer::model_preset("story");
+  m.vocab = static_cast<int>(run.tokenizer().vocab_size());
+  SplitBytes b;
+  for (int ep : {1, 2}) {
+    trainer::ParallelOptions o;
+    o.dp = 2;
+    o.ep = ep;
+    o.batch = 4;
+    o.workers = 1;
+    const RecordedRun r = record_run(m, o, data, run.tray_batch(), 0);
+    (ep == 1 ? b.replicated : b.split) = held_bytes(r.state.resident().at(0));
   }
+  return b;
 }
 
 PostedValue<SplitBytes>& posted_split() {

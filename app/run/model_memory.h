@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "app/live/run_state.h"
+
 namespace onegpu::trainer {
 class MemoryTracker;
 class ParallelTrainer;
@@ -16,6 +18,8 @@ namespace onegpu::app {
 // What a rank holds for the whole run, from its allocator: weights + gradients + optimizer
 // state (activations come and go within a step and are not counted).
 std::int64_t held_bytes(const trainer::MemoryTracker& t);
+// The same from a run state's record of a rank's memory.
+std::int64_t held_bytes(const RankMemory& m);
 // The same for every rank of a parallel run, by rank.
 std::vector<std::int64_t> held_bytes_per_rank(const trainer::ParallelTrainer& t);
 
@@ -30,7 +34,8 @@ struct ModelBytes {
 const std::vector<ModelBytes>& story_model_bytes(int max_layers = 8);
 
 // What one of two data-parallel GPUs holds (weights + gradients + optimizer state, from that
-// rank's allocator) with every expert on both (ep=1) and with the experts split (ep=2).
+// rank's allocator, as the recorded runs' StepMemory events report it) with every expert on both
+// (ep=1) and with the experts split (ep=2).
 struct SplitBytes {
   std::int64_t replicated = 0, split = 0;
 };

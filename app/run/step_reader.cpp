@@ -152,14 +152,15 @@ PipelineStep read_step(const Plan& plan, const Timeline& tl) {
 // ----------------------------------------------------------------------------------------------
 // the fastest of N measured runs
 
-FastestRuns fastest_of(ParallelTrainer& t, int runs) {
+FastestRuns fastest_of(ParallelTrainer& t, int runs, const Batch* batch) {
   if (runs < 1) throw Error("fastest_of: at least one measured run, not " + std::to_string(runs));
-  t.step();  // warm-up
+  auto step = [&] { return batch ? t.step(*batch) : t.step(); };
+  step();  // warm-up
   FastestRuns f;
   f.runs = runs;
   std::vector<double> fastest;
   for (int k = 0; k < runs; ++k) {
-    f.losses.push_back(t.step().loss);
+    f.losses.push_back(step().loss);
     const Plan& plan = t.plan();
     const Timeline& tl = t.timeline();
     if (fastest.empty()) fastest.assign(plan.ops.size(), 1e30);

@@ -27,6 +27,7 @@
 
 namespace onegpu::trainer {
 class ParallelTrainer;
+struct Batch;
 }
 
 namespace onegpu::app {
@@ -120,12 +121,13 @@ PipelineStep read_step(const trainer::Plan& plan, const trainer::Timeline& tl);
 // 50 ms), and noise only ever adds time. So: one warm-up step (first touches of memory are not
 // the step's cost), then `runs` steps, and the step replayed on the virtual clock with each
 // compute op's fastest measured cost. Run the trainer with one worker, so each op's measured
-// cost is its own. Trains `runs + 1` steps of `t`; throws Error if its plan changes between them.
+// cost is its own. Trains `runs + 1` steps of `t` (on `batch` every time when given, else on the
+// batches it samples); throws Error if its plan changes between them.
 struct FastestRuns {
   trainer::Timeline timeline;  // the replay, on t.plan()
   std::vector<double> losses;  // each measured step's loss, in order (the weights move every step)
   int runs = 0;
 };
-FastestRuns fastest_of(trainer::ParallelTrainer& t, int runs);
+FastestRuns fastest_of(trainer::ParallelTrainer& t, int runs, const trainer::Batch* batch = nullptr);
 
 }  // namespace onegpu::app

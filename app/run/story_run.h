@@ -1,26 +1,21 @@
 #pragma once
-// The one-rank run the learning chapters are drawn from: the generated story corpus, its
-// tokenizer, and the `story` model, trained here for real.
+// The story the learning chapters are drawn from: the generated story corpus, its tokenizer,
+// the first step's four texts, and the `story` model's long run.
 //
-// The first step is recorded piece by piece by a job on the app's job runner (one recording per
-// microbatch count: what had run after each piece, and the model's prediction before and after
-// the update), so the pictures are a pure function of t and no draw() trains. The long run to step
-// 1,000 trains as a chain of short jobs on the app's job runner (app/live/job_runner.h), each a
+// The first step itself is a recorded run (app/run/first_step.h: its events in a RunState), so
+// the pictures are a pure function of t and no draw() trains. The long run to step 1,000 trains as a chain of short jobs on the app's job runner (app/live/job_runner.h), each a
 // few dozen milliseconds of steps that queues the next, so the runner's other work goes on
 // between them; it publishes the model's predictions as it goes.
 #include <atomic>
 #include <future>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "app/run/posted.h"
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/corpus.h"
 #include "trainer/train/probes.h"
-#include "trainer/train/step_runner.h"
 #include "trainer/train/trainer.h"
 
 namespace onegpu::app {
@@ -33,30 +28,12 @@ struct Tray {
   std::vector<std::string> tokens;    // each token's text, as the tokenizer split it
 };
 
-// What the first step recorded, piece by piece (not the run state's RunStep: that is one step
-// of a parallel run, op by op).
-struct PieceRecord {
-  std::vector<trainer::Piece> pieces;
-  trainer::GradNorms grads;                    // after the last backward, before the update
-  std::array<float, 16> weights_before{}, weights_after{};  // layer 2's sample
-};
-
 struct Prediction {
   int step = 0;
   std::vector<trainer::TokenProb> top;  // most likely first
   double p_time = 0.0;                  // probability of " time"
   double loss_time = 0.0;               // -log p(" time"): the error the chapters show
   std::string sample;                   // long-run milestones only: the model's own writing after the prompt
-};
-
-// The first step of a fresh model, recorded piece by piece.
-struct FirstStep {
-  int pieces_per_step = 0;
-  std::vector<PieceRecord> after;  // after[n]: what had run once n pieces had (n = 0..pieces_per_step)
-  Prediction before, updated;      // after "Once upon a" (top 8): fresh weights, and after the update
-  const PieceRecord& at(int pieces) const;
-  // The prediction once `pieces` pieces have run (the weights move only in the last, the update).
-  const Prediction& prediction(int pieces) const { return pieces >= pieces_per_step ? updated : before; }
 };
 
 class StoryRun {
@@ -70,26 +47,9 @@ class StoryRun {
   const trainer::Corpus& sliver() const { return sliver_; }
   std::int32_t time_token() const { return time_token_; }
 
-  // ---- the first step, piece by piece ----
-  // The first step on the trays with the batch split into `microbatches`, recorded by a job
-  // (queued on first ask). _ready: null until recorded (draw()); the others wait (prepare(),
-  // tests; never from a job).
-  const FirstStep* first_step_ready(int microbatches = 1);
-  const FirstStep& first_step_recorded(int microbatches = 1);
-  // What had run once `pieces` pieces had (waits for the recording).
-  const PieceRecord& first_step(int pieces, int microbatches = 1) { return first_step_recorded(microbatches).at(pieces); }
-  int first_step_pieces(int microbatches = 1) { return first_step_recorded(microbatches).pieces_per_step; }
   // A fresh model as the first step starts from, of the caller's own (any thread: it reads only
   // what never changes after construction).
   std::unique_ptr<trainer::Trainer> fresh_model() const { return fresh(1, 1000, false); }
-
-  // Per-piece times of a step on the four texts split into `microbatches`: the fastest of
-  // steps 3-6 of a fresh run, so that first-touch allocation and a busy moment do not count. Made by a job
-  // like the first step's recording.
-  const std::vector<trainer::Piece>* warm_step_pieces_ready(int microbatches);
-  const std::vector<trainer::Piece>& warm_step_pieces(int microbatches);
-  // A status-bar line while a recording or a warm step is queued or runs (empty otherwise).
-  std::string first_step_activity() const;
 
   // The first step's batch of four texts (the trays), for runs on several ranks.
   const trainer::Batch& tray_batch() const { return tray_batch_; }
@@ -109,10 +69,6 @@ class StoryRun {
 
  private:
   StoryRun();
-  FirstStep record_first_step(int microbatches) const;         // a job
-  std::vector<trainer::Piece> measure_warm_step(int microbatches) const;  // a job
-  PostedValue<FirstStep>& posted_first(int microbatches);
-  PostedValue<std::vector<trainer::Piece>>& posted_warm(int microbatches);
   // A fresh model. The first step trains on the trays' batch, so its trainer needs only a
   // sliver of the corpus (building datasets from all of it would stall a frame on every
   // rewind); the long run reads the whole corpus.
@@ -142,10 +98,6 @@ class StoryRun {
   double seconds_per_step_ = 0.0;
   std::shared_future<void> chunk_;  // the last chunk queued (mu_)
   int chunks_ = 0;                  // chunks queued so far (mu_)
-
-  // Last, so they go first: their jobs use the members above. Keyed by microbatch count (mu_).
-  std::map<int, std::unique_ptr<PostedValue<FirstStep>>> first_;
-  std::map<int, std::unique_ptr<PostedValue<std::vector<trainer::Piece>>>> warm_;
 };
 
 }  // namespace onegpu::app

@@ -4,7 +4,7 @@
 // A presenter's clicker taps a key down and up within a few milliseconds, often inside one
 // frame; a per-frame "is it down?" poll misses such taps. The GLFW callbacks below push each
 // press here as it arrives, and the window takes the whole list once a frame, so every press
-// counts (tests/app/input_queue_test.cpp injects press/release pairs within one frame).
+// counts (tests/app/ui/input_queue_test.cpp injects press/release pairs within one frame).
 // Any other input (pointer moves, clicks, resizes) only marks the queue "touched", which tells
 // the window that something may have changed on screen and a frame is owed.
 #include <vector>

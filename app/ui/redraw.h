@@ -2,7 +2,7 @@
 // When the window draws: every frame (up to 60 a second) while the picture moves, a few a
 // second while background work only moves a status line (so the trainer keeps the cores),
 // and not at all when nothing changes: a still chapter costs almost no CPU (bench/idle_cpu.sh
-// measures it). Pure logic, so tests/app/redraw_test.cpp checks each case.
+// measures it). Pure logic, so tests/app/ui/redraw_test.cpp checks each case.
 #include "app/app.h"  // PixelRect
 
 namespace onegpu::app {

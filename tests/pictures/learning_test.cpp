@@ -9,10 +9,12 @@
 #include "app/chapters/box_chapters.h"
 #include "app/chapters/dp_chapters.h"
 #include "app/chapters/expert_chapters.h"
+#include "app/chapters/learning_chapters.h"
 #include "app/run/dp_copy.h"
 #include "app/run/dp_drift.h"
 #include "app/run/dp_step.h"
 #include "app/run/ep_traffic.h"
+#include "app/run/first_step.h"
 #include "app/chapters/split_experts_chapter.h"
 #include "app/headless.h"
 #include "app/run/model_memory.h"
@@ -128,14 +130,21 @@ TEST(Chapters, NextTokenShowsFourTraysAndThePromptsRealTokens) {
 TEST(Chapters, GuessDrawsTheProbesProbabilities) {
   HeadlessImage img = scene_shot("guess");
   StoryRun& run = StoryRun::get();
-  // The picture ran the forward pieces, no more.
-  EXPECT_EQ(run.first_step(0).pieces.size(), 0u);  // the recording's start: nothing run
-  const Prediction& p = run.first_step_recorded().prediction(run.first_step_pieces() - 1);  // before the update
-  // Same numbers from the trainer's probe directly, on a fresh model.
+  // At its end the chapter has run the forward ops and no more: the guess is the head's.
+  const FirstStepRun& fs = first_step_run(1);
+  LearningChapter guess(LearningScene::Guess);
+  const FirstStepView v = view(fs, guess.ops_due(guess.duration()));
+  EXPECT_EQ(v.ran, 4);
+  ASSERT_FALSE(v.guess.empty());
+  const HeadGuess& p = v.guess;
+  // Same numbers from the single-text probe, on a fresh model.
   const auto fresh = run.fresh_model();
   auto probe = trainer::next_token_distribution(fresh->model(), run.tokenizer(), kPrompt, 8);
   ASSERT_EQ(probe.size(), p.top.size());
-  for (std::size_t i = 0; i < probe.size(); ++i) EXPECT_DOUBLE_EQ(probe[i].prob, p.top[i].prob);
+  for (std::size_t i = 0; i < probe.size(); ++i) {
+    EXPECT_EQ(probe[i].id, p.top[i].first);
+    EXPECT_NEAR(probe[i].prob, p.top[i].second, 1e-6);
+  }
   // The "other" bar, the longest, is drawn at its probability's length.
   Image im{img.width, img.height, &img.rgba};
   LearningLayout L = learning_layout(chip());
@@ -150,38 +159,44 @@ TEST(Chapters, GuessDrawsTheProbesProbabilities) {
     ++width;
   }
   double shown = 0;
-  for (int i = 0; i < 7; ++i) shown += p.top[i].prob;
-  double other = 1.0 - shown - p.p_time;
+  for (int i = 0; i < 7; ++i) shown += p.top[i].second;
+  double other = 1.0 - shown - p.p_target;
   float expected = float(other) * full / img.camera.world_per_pixel();
   EXPECT_NEAR(width, expected, 3.0f);
   // Before training the error for " time" is large: its probability is about one in a vocabulary.
-  EXPECT_GT(p.loss_time, 5.0);
+  EXPECT_GT(p.error(), 5.0);
 }
 
 TEST(Chapters, GradientsLeaveATickOnEachLayerSizedByItsNorm) {
   HeadlessImage img = scene_shot("gradients");
   Image im{img.width, img.height, &img.rgba};
   BoxParts b = box_parts(chip());
-  const PieceRecord& rec = StoryRun::get().first_step(12);
-  ASSERT_EQ(rec.grads.layers.size(), 4u);
+  // Every backward op has run by the chapter's end; the ticks are the layers' probes.
+  LearningChapter ch(LearningScene::Gradients);
+  const FirstStepView rec = view(first_step_run(1), ch.ops_due(ch.duration()));
+  EXPECT_EQ(rec.ran, 8);
+  ASSERT_EQ(rec.layer_grads.size(), 4u);
   double mx = 0;
-  for (double g : rec.grads.layers) mx = std::max(mx, g);
+  for (double g : rec.layer_grads) mx = std::max(mx, g);
   for (int l = 0; l < 4; ++l) {
     render::Rect slab = b.slab(l, 4);
     glm::vec2 c = px(img, {slab.max.x - 0.025f * b.s, slab.center().y});
     int h = 0;
     for (int y = int(c.y) - 40; y <= int(c.y) + 40; ++y) h += pink(im.at(int(c.x), y));
-    float expected = (0.015f + 0.06f * float(rec.grads.layers[l] / mx)) * b.s / img.camera.world_per_pixel();
+    float expected = (0.015f + 0.06f * float(rec.layer_grads[l] / mx)) * b.s / img.camera.world_per_pixel();
     EXPECT_NEAR(h, expected, 4.0f) << "layer " << l + 1;
   }
 }
 
 TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
   HeadlessImage img = scene_shot("step");
-  const PieceRecord& rec = StoryRun::get().first_step(13);
-  ASSERT_EQ(rec.pieces.back().kind, trainer::PieceKind::Update);
+  const FirstStepRun& fs = first_step_run(1);
+  LearningChapter ch(LearningScene::Step);
+  const FirstStepView rec = view(fs, ch.ops_due(ch.duration()));
+  ASSERT_TRUE(rec.updated);
+  ASSERT_EQ(rec.last->kind, trainer::EventKind::Update);
   int moved = 0;
-  for (int i = 0; i < 16; ++i) moved += rec.weights_after[i] != rec.weights_before[i];
+  for (int i = 0; i < 16; ++i) moved += fs.loupe_after[i] != fs.loupe_before[i];
   EXPECT_GE(moved, 12);  // AdamW moves nearly every weight (norm gains at their init may not)
   Image im{img.width, img.height, &img.rgba};
   LearningLayout L = learning_layout(chip());
@@ -193,12 +208,13 @@ TEST(Chapters, StepUpdatesTheWeightsInTheLoupe) {
 }
 
 TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
-  const auto& pieces = StoryRun::get().warm_step_pieces(4);
+  const RunStep* step = warm_step().last_complete();
+  ASSERT_NE(step, nullptr);
   int updates = 0, mbs = 0;
-  for (const auto& p : pieces) {
-    updates += p.kind == trainer::PieceKind::Update;
-    if (p.kind != trainer::PieceKind::Update) mbs = std::max(mbs, p.microbatch + 1);
-    EXPECT_GE(p.ms, 0.0);
+  for (const OpSpan& op : step->ops) {
+    updates += op.kind == trainer::EventKind::Update;
+    if (op.kind != trainer::EventKind::Update) mbs = std::max(mbs, op.microbatch + 1);
+    EXPECT_GE(op.vend, op.vbegin);
   }
   EXPECT_EQ(updates, 1);
   EXPECT_EQ(mbs, 4);
@@ -208,12 +224,17 @@ TEST(Chapters, SlowShowsATimeBarOfFourTextsAndTheUpdate) {
 
 TEST(Chapters, MicrobatchesRunTwoHalvesThenOneUpdate) {
   HeadlessImage img = scene_shot("microbatches");
-  const PieceRecord& rec = StoryRun::get().first_step(StoryRun::get().first_step_pieces(2), 2);
+  const FirstStepRun& fs = first_step_run(2);
+  LearningChapter ch(LearningScene::Microbatches);
+  const FirstStepView rec = view(fs, ch.ops_due(ch.duration()));
+  EXPECT_EQ(rec.ran, fs.ops());
   int heads = 0, updates = 0;
-  for (const auto& p : rec.pieces) {
-    heads += p.kind == trainer::PieceKind::Head;
-    updates += p.kind == trainer::PieceKind::Update;
+  for (int i = 0; i < rec.ran; ++i) {
+    const OpSpan& op = fs.first().ops[i];
+    heads += op.kind == trainer::EventKind::Forward && op.layer == 3;  // the last layer's forward ends in the head
+    updates += op.kind == trainer::EventKind::Update;
   }
+  EXPECT_EQ(fs.first().microbatch_loss.size(), 2u);
   EXPECT_EQ(heads, 2);    // two microbatches, each with its own loss
   EXPECT_EQ(updates, 1);  // and one update
   // Both half-size trays carry their tick: each microbatch's gradients were added.
@@ -481,4 +502,14 @@ TEST(Chapters, StepCountersAgreeAcrossChapters_slow) {
   EXPECT_GT(lit(step10), 50);
   EXPECT_EQ(step10, step11);  // "step 1,000" in both
   EXPECT_NE(step10, step8);
+}
+
+// A chapter drawn from a recorded run is a function of t alone: the same t twice gives the same
+// pixels, mid-step (some ops run, some not) as well as at the end.
+TEST(Chapters, LearningChaptersDrawnTwiceAtOneTimeAreIdentical) {
+  for (auto [id, at] : {std::pair{"guess", 2.6f}, {"gradients", 2.5f}, {"step", 4.0f}, {"microbatches", 5.2f}, {"slow", 3.0f}}) {
+    HeadlessImage a = scene_shot(id, at), b = scene_shot(id, at);
+    ASSERT_EQ(a.rgba.size(), b.rgba.size()) << id;
+    EXPECT_TRUE(a.rgba == b.rgba) << id << " at " << at;
+  }
 }

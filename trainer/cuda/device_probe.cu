@@ -9,7 +9,10 @@ int cuda_device_count(std::string* note) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
-    if (note) *note = cudaGetErrorString(err);
+    if (note)
+      *note = err == cudaErrorInsufficientDriver ? "no NVIDIA driver, or one older than this CUDA runtime"
+              : err == cudaErrorNoDevice         ? "no CUDA device"
+                                                 : cudaGetErrorString(err);
     cudaGetLastError();  // clear the sticky error
     return 0;
   }

@@ -25,7 +25,7 @@
 //     scratch that serves one thread at a time (a compute backend, temporary buffers) can be
 //     kept per worker, indexed by OpContext::worker (0..workers()-1).
 // A runner that throws stops the step; run() / wait() rethrow the first exception, and the
-// next run() / begin() starts the step afresh. tests/engine/toy_runner_test.cpp is a complete
+// next run() / begin() starts the step afresh. tests/trainer/engine/toy_runner_test.cpp is a complete
 // runner (integer "maths") showing all of this, checked for parity across every split.
 #include <condition_variable>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // The memory formula: the bytes one rank holds, by category, for any model shape and split,
-// computed from the shape alone (no allocation). tests/parallel/footprint_test.cpp holds it
+// computed from the shape alone (no allocation). tests/trainer/memory/footprint_test.cpp holds it
 // against the tracking allocator's measured bytes at tiny scale: exact for weights, gradients
 // and optimizer state; within a stated tolerance for activations and communication buffers,
 // which depend on where the router sends tokens and on what is briefly live inside an op.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 namespace onegpu::trainer {
 
@@ -24,7 +25,21 @@ std::int64_t MemStats::total_current() const {
 }
 
 MemoryTracker::~MemoryTracker() {
-  for (auto& [size, p] : cache_) std::free(p);
+  for (auto& [size, p] : cache_) {
+    if (dev_)
+      dev_->release(p);
+    else
+      std::free(p);
+  }
+}
+
+void MemoryTracker::use_device_memory(DeviceMemory* dev) {
+  std::lock_guard<std::mutex> lk(mu_);
+  bool used = !cache_.empty();
+  for (auto v : s_.peak) used |= v != 0;
+  if (used) throw std::logic_error("MemoryTracker::use_device_memory: call it before the first allocation");
+  dev_ = dev;
+  cache_limit_ = dev ? kDeviceCacheLimit : kCacheLimit;
 }
 
 void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
@@ -41,10 +56,15 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
     }
   }
   if (!p && rounded) {
-    p = std::aligned_alloc(64, rounded);
+    p = dev_ ? dev_->allocate(rounded) : std::aligned_alloc(64, rounded);
     if (!p) throw std::bad_alloc();
   }
-  if (p && zero) std::memset(p, 0, rounded);
+  if (p && zero) {
+    if (dev_)
+      dev_->zero(p, rounded);
+    else
+      std::memset(p, 0, rounded);
+  }
   std::lock_guard<std::mutex> lk(mu_);
   auto i = static_cast<int>(c);
   s_.current[i] += static_cast<std::int64_t>(bytes);
@@ -58,13 +78,18 @@ void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
-    if (p && cached_bytes_ + rounded <= kCacheLimit) {
+    if (p && cached_bytes_ + rounded <= cache_limit_) {
       cache_.emplace(rounded, p);
       cached_bytes_ += rounded;
       keep = true;
     }
   }
-  if (!keep) std::free(p);
+  if (!keep) {
+    if (dev_ && p)
+      dev_->release(p);
+    else
+      std::free(p);
+  }
 }
 
 MemStats MemoryTracker::stats() const {

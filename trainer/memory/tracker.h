@@ -13,6 +13,17 @@
 
 namespace onegpu::trainer {
 
+// Where a tracker's blocks come from when they are not plain host memory: a GPU backend supplies
+// one (trainer/cuda/device_memory.cu) so that the same Buffers, categories and counts describe
+// device bytes. Blocks must stay readable by the host code the model still runs (unified memory
+// does this); zero() clears a block and returns once it is clear.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual void* allocate(std::size_t bytes) = 0;  // throws std::bad_alloc when out of memory
+  virtual void release(void* p) = 0;
+  virtual void zero(void* p, std::size_t bytes) = 0;
+};
 
 struct MemStats {
   std::array<std::int64_t, kMemCategoryCount> current{};
@@ -34,11 +45,21 @@ class MemoryTracker {
   std::int64_t current(MemCategory c) const;
   std::int64_t peak(MemCategory c) const;
   void reset_peaks();  // peak := current, e.g. at the start of a step
+  // From now on blocks come from `dev` (which must outlive the tracker); null = host memory.
+  // Only before the first allocation: a block must be released to the memory it came from.
+  void use_device_memory(DeviceMemory* dev);
+  bool on_device() const { return dev_ != nullptr; }
 
  private:
+  DeviceMemory* dev_ = nullptr;
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
   // which spares the page faults of fresh memory. The counts above are of live buffers only.
   static constexpr std::size_t kCacheLimit = std::size_t{64} << 20;  // per tracker (per rank)
+  // Device blocks cost far more to get again (allocation, first-touch page faults, and a free
+  // that waits for the device), so a device tracker keeps a whole step's worth, as GPU
+  // frameworks' caching allocators do.
+  static constexpr std::size_t kDeviceCacheLimit = std::size_t{32} << 30;
+  std::size_t cache_limit_ = kCacheLimit;
   mutable std::mutex mu_;
   MemStats s_;
   std::multimap<std::size_t, void*> cache_;  // rounded size -> block

@@ -56,7 +56,17 @@ ModelConfig model_preset(const std::string& name) {
     c.expert_hidden = 64;
     return c;
   }
-  throw Error("unknown model '" + name + "' (expected story, story8 or scale)");
+  if (name == "wide") {  // sized for one GPU (bench/train/gpu_bench.cpp): wide matmuls, long texts
+    c.d_model = 1024;
+    c.n_heads = 16;
+    c.n_layers = 4;
+    c.n_experts = 8;
+    c.top_k = 2;
+    c.expert_hidden = 2048;
+    c.seq_len = 1024;
+    return c;
+  }
+  throw Error("unknown model '" + name + "' (expected story, story8, scale or wide)");
 }
 
 ParamBreakdown param_breakdown(const ModelConfig& c) {

@@ -25,7 +25,8 @@ struct ModelConfig {
   void validate() const;
 };
 
-// "story" (4 layers, 16 experts, top-2), "story8" (8 layers), "scale" (32 layers, 64 experts).
+// "story" (4 layers, 16 experts, top-2), "story8" (8 layers), "scale" (32 layers, 64 experts),
+// "wide" (d_model 1024, 4 layers, 8 experts of 2048, top-2, texts of 1024 tokens: a GPU size).
 // Throws Error for an unknown name.
 ModelConfig model_preset(const std::string& name);
 

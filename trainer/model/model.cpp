@@ -12,10 +12,9 @@ namespace onegpu::trainer {
 
 namespace {
 constexpr auto kAct = MemCategory::Activations;
-// Activation buffers are not zeroed: every one is fully written before it is read (the few
-// that are accumulated into are zeroed by name: act_zero).
+// Activation buffers are not zeroed: every one is fully written before it is read (the one
+// that is accumulated into, dh2, is cleared by the backend: Backend::zero).
 Buffer<float> act(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, false); }
-Buffer<float> act_zero(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, true); }
 }  // namespace
 
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed)
@@ -125,7 +124,7 @@ void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
   c = LayerCache{};
   std::size_t TD = (std::size_t)T * D;
   c.x_in = act(mt_, TD);
-  std::memcpy(c.x_in.data(), st.x.data(), TD * sizeof(float));
+  be_->copy(st.x.data(), c.x_in.data(), (std::int64_t)TD);
   c.rstd1 = act(mt_, T);
   c.h1 = act(mt_, TD);
   be_->rmsnorm_forward(c.x_in.data(), w + L.norm1, c.h1.data(), c.rstd1.data(), T, D, cfg_.norm_eps);
@@ -137,7 +136,7 @@ void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
   be_->attention_forward(c.qkv.data(), c.att.data(), c.probs.data(), B, S, H, dh);
   be_->matmul(c.att.data(), w + L.wo, st.x.data(), T, D, D, false, false, true);  // x += att Wo
   c.x_mid = act(mt_, TD);
-  std::memcpy(c.x_mid.data(), st.x.data(), TD * sizeof(float));
+  be_->copy(st.x.data(), c.x_mid.data(), (std::int64_t)TD);
   c.rstd2 = act(mt_, T);
   c.h2 = act(mt_, TD);
   be_->rmsnorm_forward(c.x_mid.data(), w + L.norm2, c.h2.data(), c.rstd2.data(), T, D, cfg_.norm_eps);
@@ -218,8 +217,10 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
   be_->rmsnorm_forward(st.x_final.data(), norm.p, st.h_f.data(), st.rstd_f.data(), T, D, cfg_.norm_eps);
   st.logits = act(mt_, (std::size_t)T * V);
   be_->matmul(st.h_f.data(), head.p, st.logits.data(), T, D, V, false, false, false);
-  if (st.probe_row >= 0 && st.probe_row < T)
+  if (st.probe_row >= 0 && st.probe_row < T) {
+    be_->sync();  // the host reads the logits
     st.probe_logits.assign(st.logits.data() + (std::size_t)st.probe_row * V, st.logits.data() + (std::size_t)(st.probe_row + 1) * V);
+  }
   if (!grad) {
     st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), nullptr, T, V, 0.f);
     return;
@@ -283,7 +284,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
   MoeShape s = moe_shape(T);
-  moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
+  moe_dispatch_backward(*be_, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
   moe_route_backward_input(*be_, s, c.routing, MoeWeights{w + L.router, nullptr, (long)L.expert_stride}, c.dgate.data(),
                            sc.aux_scale, c.dh2.data(), c.dlogits.data());
@@ -299,7 +300,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   c.experts.y = {};
   // Attention branch, input gradient only.
   c.dx_mid = act(mt_, TD);
-  std::memcpy(c.dx_mid.data(), st.dx.data(), TD * sizeof(float));
+  be_->copy(st.dx.data(), c.dx_mid.data(), (std::int64_t)TD);
   {
     Buffer<float> datt = act(mt_, TD), dh1 = act(mt_, TD), dtmp = act(mt_, TD);
     c.dqkv = act(mt_, 3 * TD);
@@ -399,8 +400,9 @@ void Model::bwd_combine(int l, MicrobatchState& st) {
   c.dy = act(mt_, n * D);
   c.dgate = act(mt_, n);
   c.dxe = act(mt_, n * D);
-  c.dh2 = act_zero(mt_, TD);
-  moe_combine_backward(moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
+  c.dh2 = act(mt_, TD);
+  be_->zero(c.dh2.data(), (std::int64_t)TD);  // by the backend: a device clears it without a wait
+  moe_combine_backward(*be_, moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
 }
 
 void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
@@ -421,7 +423,7 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
   {
     MoeWeights mw{w + L.router, nullptr, (long)L.expert_stride};
     MoeGrads mg{g + L.router, nullptr, (long)L.expert_stride};
-    moe_dispatch_backward(s, c.routing, c.dxe.data(), c.dh2.data());
+    moe_dispatch_backward(*be_, s, c.routing, c.dxe.data(), c.dh2.data());
     moe_route_backward(*be_, mt_, s, c.routing, c.h2.data(), mw, c.dgate.data(), sc.aux_scale, c.dh2.data(), mg);
     Buffer<float> dtmp = act(mt_, TD);
     be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);

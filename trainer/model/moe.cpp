@@ -41,6 +41,7 @@ void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h
   r.row_of_slot = Buffer<std::int32_t>(mt, act, n);
   be.matmul(h, w.router, r.logits.data(), T, s.D, E, false, false, false);
   be.softmax_rows(r.logits.data(), r.probs.data(), T, E);
+  be.sync();  // top-k and the auxiliary losses run on the host
 
   for (int t = 0; t < T; ++t) {
     const float* p = r.probs.data() + (long)t * E;
@@ -121,12 +122,13 @@ void moe_combine(Backend& be, const MoeShape& s, const Routing& r, const float* 
   be.scatter_add_rows(y, r.token_of_row.data(), gate_of_row.data(), out, n, s.D);
 }
 
-void moe_combine_backward(const MoeShape& s, const Routing& r, const float* y, const float* dout,
-                          float* dy, float* dgate) {
-  const int n = s.T * s.k, D = s.D;
+// The CPU versions of two Backend ops (backend.h); a device backend runs them as kernels.
+void Backend::combine_backward(const float* y, const float* dout, const std::int32_t* order,
+                               const std::int32_t* token_of_row, const float* gate, float* dy, float* dgate, int n,
+                               int D) {
   for (int row = 0; row < n; ++row) {
-    int slot = r.order[row], t = r.token_of_row[row];
-    float g = r.gate[slot];
+    int slot = order[row], t = token_of_row[row];
+    float g = gate[slot];
     const float* go = dout + (long)t * D;
     const float* yr = y + (long)row * D;
     float* dyr = dy + (long)row * D;
@@ -137,6 +139,20 @@ void moe_combine_backward(const MoeShape& s, const Routing& r, const float* y, c
     }
     dgate[slot] = dot;
   }
+}
+
+void Backend::dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D) {
+  for (int slot = 0; slot < T * k; ++slot) {  // slot order: each token sums its k rows in order
+    int row = row_of_slot[slot], t = slot / k;
+    const float* src = dxe + (long)row * D;
+    float* dst = dh + (long)t * D;
+    for (int d = 0; d < D; ++d) dst[d] += src[d];
+  }
+}
+
+void moe_combine_backward(Backend& be, const MoeShape& s, const Routing& r, const float* y, const float* dout,
+                          float* dy, float* dgate) {
+  be.combine_backward(y, dout, r.order.data(), r.token_of_row.data(), r.gate.data(), dy, dgate, s.T * s.k, s.D);
 }
 
 void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
@@ -161,20 +177,15 @@ void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, con
   });
 }
 
-void moe_dispatch_backward(const MoeShape& s, const Routing& r, const float* dxe, float* dh) {
-  const int n = s.T * s.k, D = s.D;
-  for (int slot = 0; slot < n; ++slot) {  // slot order: each token sums its k rows in order
-    int row = r.row_of_slot[slot], t = slot / s.k;
-    const float* src = dxe + (long)row * D;
-    float* dst = dh + (long)t * D;
-    for (int d = 0; d < D; ++d) dst[d] += src[d];
-  }
+void moe_dispatch_backward(Backend& be, const MoeShape& s, const Routing& r, const float* dxe, float* dh) {
+  be.dispatch_backward(dxe, r.row_of_slot.data(), dh, s.T, s.k, s.D);
 }
 
 void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
                         const float* h, const MoeWeights& w, const float* dgate, float aux_scale,
                         float* dh, const MoeGrads& g) {
   const int T = s.T, E = s.E, k = s.k, n = T * k;
+  be.sync();  // the router's backward runs on the host: it reads dgate
   Buffer<float> dlogits(mt, MemCategory::Activations, (std::size_t)T * E, false);
   std::vector<double> f(E);
   for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
@@ -231,6 +242,7 @@ void moe_experts_backward_weight(Backend& be, const MoeShape& s, const Routing& 
 void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
                               const float* dgate, float aux_scale, float* dh, float* dlogits) {
   const int T = s.T, E = s.E, k = s.k, n = T * k;
+  be.sync();  // the router's backward runs on the host: it reads dgate and writes dlogits
   std::vector<double> f(E);
   for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
   std::vector<float> dp(E);

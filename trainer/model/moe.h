@@ -62,14 +62,14 @@ void moe_combine(Backend& be, const MoeShape& s, const Routing& r, const float* 
 
 // Backward. dout: gradient of the block output's MoE branch [T, D].
 // Writes dgate [T*k] and dy [T*k, D].
-void moe_combine_backward(const MoeShape& s, const Routing& r, const float* y, const float* dout,
+void moe_combine_backward(Backend& be, const MoeShape& s, const Routing& r, const float* y, const float* dout,
                           float* dy, float* dgate);
 // dxe [T*k, D] overwritten; expert weight grads accumulated.
 void moe_experts_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
                           const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe,
                           const MoeGrads& g);
 // dh += scatter of dxe (slot order).
-void moe_dispatch_backward(const MoeShape& s, const Routing& r, const float* dxe, float* dh);
+void moe_dispatch_backward(Backend& be, const MoeShape& s, const Routing& r, const float* dxe, float* dh);
 // From dgate and the auxiliary losses (scaled by aux_scale) to dh (accumulated) and router grads.
 void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
                         const float* h, const MoeWeights& w, const float* dgate, float aux_scale,

@@ -4,10 +4,20 @@
 // Layout conventions: row-major; activations are [T, D] with T = batch * seq tokens; weights of a
 // linear layer are [in, out], so y = x · W.
 #include <cstdint>
+#include <cstring>
+#include <algorithm>
 #include <functional>
 #include <string_view>
 
 namespace onegpu::trainer {
+
+// The per-step numbers of an AdamW update (trainer/optim/adamw.cpp computes them once a step).
+struct AdamWStep {
+  float scale = 1.f;               // gradient clip factor
+  float b1 = 0.f, b2 = 0.f;        // moment decay rates
+  float inv_bc1 = 1.f, inv_bc2 = 1.f;  // 1 / bias corrections
+  float lr = 0.f, eps = 0.f;
+};
 
 class Backend {
  public:
@@ -71,6 +81,32 @@ class Backend {
     for (int i = 0; i < n; ++i) fn(i);
   }
   virtual void bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) = 0;
+
+  // ---- for backends whose ops run asynchronously on a device (trainer/cuda) ----
+  // The CPU versions below are the plain host loops; the CPU backend does not override them.
+
+  // Waits until every op issued so far has finished. The model calls it before host code reads
+  // memory that ops wrote (MoE routing and its backward still run on the host).
+  virtual void sync() {}
+  virtual void copy(const float* src, float* dst, std::int64_t n) {  // dst = src
+    if (n > 0) std::memcpy(dst, src, (std::size_t)n * sizeof(float));
+  }
+  virtual void zero(float* p, std::int64_t n) { std::fill(p, p + n, 0.f); }
+  // Sum of x[i]^2 in double (the global gradient norm). Defined in optim/adamw.cpp.
+  virtual double sum_squares(const float* x, std::int64_t n);
+  // The fused AdamW step on n weights: moments m, v, fp32 master w and its bf16 copy wb, from
+  // the gradient g; wd is the decoupled weight decay of this range. Defined in optim/adamw.cpp.
+  virtual void adamw(const AdamWStep& s, float* w, float* m, float* v, const float* g, std::uint16_t* wb,
+                     std::int64_t n, float wd);
+  // MoE combine, backward, over n dispatched rows [n, D] in expert-major order: row r holds
+  // slot order[r] of token token_of_row[r]; dy[r] = gate[slot] * dout[token] and
+  // dgate[slot] = dout[token] . y[r]. Defined in model/moe.cpp.
+  virtual void combine_backward(const float* y, const float* dout, const std::int32_t* order,
+                                const std::int32_t* token_of_row, const float* gate, float* dy, float* dgate,
+                                int n, int D);
+  // MoE dispatch, backward: dh[t] += dxe[row_of_slot[t*k + j]] for j = 0..k-1 in order, for
+  // every token t of T. Defined in model/moe.cpp.
+  virtual void dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D);
 };
 
 }  // namespace onegpu::trainer

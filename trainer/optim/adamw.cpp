@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trainer/error.h"
+#include "trainer/ops/backend.h"
 #include "trainer/ops/clones.h"
 #include "trainer/ops/thread_pool.h"
 
@@ -158,6 +159,36 @@ UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step
     }
   });
   return st;
+}
+
+// ---- the optimizer's ops behind the Backend seam (CPU versions) ----
+
+double Backend::sum_squares(const float* x, std::int64_t n) { return trainer::sum_squares(x, n); }
+
+void Backend::adamw(const AdamWStep& s, float* w, float* m, float* v, const float* g, std::uint16_t* wb,
+                    std::int64_t n, float wd) {
+  adamw_range(w, m, v, g, wb, n, s.scale, s.b1, s.b2, s.inv_bc1, s.inv_bc2, s.lr, wd, s.eps);
+}
+
+UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, Backend& be) {
+  const StepScalars k = step_scalars(c, step, std::sqrt(be.sum_squares(p.grads.data(), p.count())));
+  AdamWStep s;
+  s.scale = k.st.clip_scale;
+  s.b1 = k.b1;
+  s.b2 = k.b2;
+  s.inv_bc1 = k.inv_bc1;
+  s.inv_bc2 = k.inv_bc2;
+  s.lr = k.st.lr;
+  s.eps = c.eps;
+  // Tensors tile the flat range in order; each gets its own decay (none for norm gains).
+  const auto& ts = p.tensors();
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const std::int64_t a = ts[i].offset, b = i + 1 < ts.size() ? ts[i + 1].offset : p.count();
+    be.adamw(s, p.master.data() + a, p.adam_m.data() + a, p.adam_v.data() + a, p.grads.data() + a,
+             p.weights.data() + a, b - a, ts[i].kind == ParamKind::Norm ? 0.f : c.weight_decay);
+  }
+  be.sync();  // a step ends here: checkpoints, probes and pictures may read the weights next
+  return k.st;
 }
 
 }  // namespace onegpu::trainer

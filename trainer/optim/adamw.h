@@ -30,6 +30,7 @@ struct UpdateStats {
 };
 
 class ThreadPool;
+class Backend;
 
 // Global L2 norm of all gradients, summed in a fixed order (fixed blocks, then in block order),
 // so the result does not depend on the pool.
@@ -56,5 +57,12 @@ struct OptimizerPiece {
 UpdateStats adamw_update_pieces(ParamStore& p, float* master, float* m, float* v,
                                 const std::vector<OptimizerPiece>& pieces, const AdamWConfig& c, int step,
                                 double grad_norm);
+
+// The same update through a backend's ops (Backend::sum_squares, Backend::adamw), for a
+// model whose gradients and optimizer state live on a device: the norm is one reduction (one
+// number comes back to the host), the update one launch per tensor, and it returns once the
+// update is done. On a device the sum's order differs from global_grad_norm's blocks, so the
+// norm may differ in its last bits.
+UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, Backend& be);
 
 }  // namespace onegpu::trainer

@@ -386,7 +386,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   void start_state(Rank& R, int c, int mb) {
     MicrobatchState& st = R.states[{c, mb}];
     R.model->begin(st, batch_of(R, mb));
-    if (rc.op_per_layer) st.probe_row = S - 1;  // the first text's last position
+    if (rc.op_per_layer) st.probe_row = probe_position();  // in the first text
   }
 
   void finish_forward(Rank& R, const Op& op, MicrobatchState& st, const OpContext& ctx) {
@@ -408,9 +408,11 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
-  // What the head predicts at the last position of the microbatch's first text (by-hand runs).
+  int probe_position() const { return opt.probe_position >= 0 && opt.probe_position < S ? opt.probe_position : S - 1; }
+
+  // What the head predicts at the probed position of the microbatch's first text (by-hand runs).
   void next_token_probes(const Op& op, const MicrobatchState& st, const OpContext& ctx) {
-    const int V = mc.vocab, pos = S - 1;
+    const int V = mc.vocab, pos = probe_position();
     if (st.probe_logits.size() != (std::size_t)V) return;
     const float* z = st.probe_logits.data();
     const float zmax = *std::max_element(z, z + V);
@@ -420,14 +422,13 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (double& x : p) x /= sum;
     std::vector<int> order((std::size_t)V);
     for (int v = 0; v < V; ++v) order[(std::size_t)v] = v;
-    const int k = std::min(5, V);
+    const int k = std::clamp(opt.probe_top, 1, V);
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int a, int b) { return p[(std::size_t)a] > p[(std::size_t)b] || (p[(std::size_t)a] == p[(std::size_t)b] && a < b); });
     auto probe = [&](ProbeKind kind, std::int64_t id, double value, int layer) {
       ctx.emit(probe_event(op, ctx, kind, layer, id, value));
     };
-    const int ctx_len = std::min(S, 8);
-    for (int i = S - ctx_len; i < S; ++i) probe(ProbeKind::Context, st.batch.inputs[(std::size_t)i], 0, i);
+    for (int i = std::max(0, pos - 7); i <= pos; ++i) probe(ProbeKind::Context, st.batch.inputs[(std::size_t)i], 0, i);
     for (int i = 0; i < k; ++i) probe(ProbeKind::NextToken, order[(std::size_t)i], p[(std::size_t)order[(std::size_t)i]], pos);
     const std::int32_t target = st.batch.targets[(std::size_t)pos];
     if (target >= 0 && target < V) probe(ProbeKind::Target, target, p[(std::size_t)target], pos);

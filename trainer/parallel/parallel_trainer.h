@@ -61,13 +61,18 @@ struct ParallelOptions {
   CostModel cost;        // virtual clock
   bool broadcast_first_step = true;
   bool op_per_layer = false;  // RunConfig::op_per_layer (ep = 1: layer-by-layer ops)
+  // With op_per_layer: the position in each microbatch's first text whose next-token guess
+  // the head's probes report (-1: the last). A picture asking about a prompt at the text's
+  // start sets it to the prompt's last token.
+  int probe_position = -1;
+  int probe_top = 5;  // how many of the head's likeliest next tokens those probes report
   // 0: every copy keeps the fp32 master and Adam moments of all its weights. 1: ZeRO-1, each
   // of the d ranks holding copies of a weight (the stage's dp ranks for dense weights, the
   // dp/ep ranks sharing an expert) keeps 1/d of them: per collective (chunk and group) member
   // i of d keeps [n·i/d, n·(i+1)/d) of the n weights it covers. Gradients are then
   // reduce-scattered, each rank updates its piece, and the bf16 weights are all-gathered at
   // the start of the next step (plan.h). The same run with zero 0 and 1 gives bitwise the
-  // same losses and weights (tests/parallel/zero_test.cpp).
+  // same losses and weights (tests/trainer/parallel/zero_test.cpp).
   int zero = 0;
   EventStream* events = nullptr;  // engine events and the runner's loss events, if given
 };

@@ -8,7 +8,7 @@
 //
 // The bounds are generous (far beyond the presets) and only stop nonsense; the estimate is what
 // stops a large-but-plausible request that does not fit. It is deliberately an over-estimate
-// (tests/trainer_model/limits_test.cpp checks it against the tracker's measured peak).
+// (tests/trainer/train/limits_test.cpp checks it against the tracker's measured peak).
 #include <cstdint>
 #include <string>
 

@@ -33,7 +33,10 @@ StepRunner::StepRunner(Trainer& t, Batch batch) : t_(t), full_(std::move(batch))
   for (auto v : full_.targets) targets_ += v >= 0;
   sc_ = LossScales{1.f / (float)std::max(1, targets_), 1.f / (float)M_};
   t_.tracker_.reset_peaks();
-  t_.model_->params().zero_grads();
+  if (t_.cpu_)
+    t_.model_->params().zero_grads();
+  else  // gradients on a device are cleared there
+    t_.backend_->zero(t_.model_->params().grads.data(), t_.model_->params().count());
 }
 
 int StepRunner::pieces_per_step() const { return M_ * (2 * t_.model_->config().n_layers + 3) + 1; }
@@ -94,7 +97,8 @@ Piece StepRunner::run_next() {
       Model::release(st_);
       break;
     case PieceKind::Update: {
-      UpdateStats u = adamw_update(m.params(), t_.opt_.optim, t_.step_, t_.backend_->pool());
+      UpdateStats u = t_.cpu_ ? adamw_update(m.params(), t_.opt_.optim, t_.step_, t_.cpu_->pool())
+                              : adamw_update(m.params(), t_.opt_.optim, t_.step_, *t_.backend_);
       ++t_.step_;
       result_.step = t_.step_;
       result_.loss = ce_ / std::max(1, targets_);
@@ -104,6 +108,10 @@ Piece StepRunner::run_next() {
       break;
     }
   }
+  // On a device the ops were only queued: wait for them, so the piece's time is its own (and
+  // not charged to whichever later piece first waits). One wait per piece; CUDA events would
+  // time them without it.
+  if (!t_.cpu_) t_.backend_->sync();
   p.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   seconds_ += p.ms / 1000.0;
   p.memory = t_.tracker_.stats();

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 
+#include "trainer/device.h"
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
 #include "trainer/io/text.h"
@@ -28,6 +29,7 @@ void TrainOptions::validate() const {
   bounded(microbatches, "--microbatches", limits::kMaxBatch);
   bounded(threads, "--threads", limits::kMaxThreads);
   bounded(eval_rows, "eval_rows", limits::kMaxEvalRows);
+  if (device != "cpu" && device != "cuda") throw Error("device must be cpu or cuda, got '" + device + "'");
   if (batch % microbatches != 0)
     throw Error("--batch (" + std::to_string(batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(microbatches) + ")");
@@ -67,7 +69,13 @@ void Trainer::build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok
       throw Error("corpus too small: the training text has " + std::to_string(train_.tokens.size()) +
                   " tokens, a text needs " + std::to_string(model.seq_len + 1));
   }
-  backend_ = std::make_unique<CpuBackend>(tracker_, opt_.threads);
+  if (opt_.device == "cuda") {
+    backend_ = make_device_backend(tracker_);
+  } else {
+    auto cpu = std::make_unique<CpuBackend>(tracker_, opt_.threads);
+    cpu_ = cpu.get();
+    backend_ = std::move(cpu);
+  }
   model_ = std::make_unique<Model>(model, *backend_, tracker_, opt_.seed);
   data_rng_ = Rng(opt_.seed ^ 0xda7a5eedull);
   step_ = 0;
@@ -269,11 +277,13 @@ void Trainer::load_state(const safetensors::File& f, bool with_optimizer) {
   P.sync_weights_from_master();
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& corpus, int steps, int threads) {
+std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& corpus, int steps, int threads,
+                                         const std::string& device) {
   Loaded L = open_checkpoint(path);
   TrainOptions opt = L.opt;
   opt.steps = steps;
   opt.threads = threads;
+  opt.device = device;
   if (steps < L.step)
     throw Error("--steps " + std::to_string(steps) + " is below the checkpoint's step " + std::to_string(L.step));
   std::unique_ptr<Trainer> t(new Trainer());

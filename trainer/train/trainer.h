@@ -22,6 +22,9 @@ struct TrainOptions {
   int microbatches = 1;    // the batch is split into this many; gradients accumulate
   std::uint64_t seed = 1;  // weights and data order
   int threads = 1;         // CPU threads for the ops; results do not depend on it
+  // "cpu" or "cuda" (trainer/device.h resolves "auto"). Not saved in checkpoints: a run may
+  // continue on another device.
+  std::string device = "cpu";
   int eval_rows = 64;      // held-out windows for heldout_loss()
   AdamWConfig optim;       // total_steps is set from steps
   void validate() const;   // throws Error
@@ -47,7 +50,7 @@ class Trainer {
   // it was trained with; `steps` (total, counting those done) and `threads` may change.
   // Throws Error for a missing, corrupt or mismatched file.
   static std::unique_ptr<Trainer> resume(const std::string& path, const Corpus& corpus, int steps,
-                                         int threads = 1);
+                                         int threads = 1, const std::string& device = "cpu");
   // The model and tokenizer of a checkpoint, for predict/sample (no data).
   static std::unique_ptr<Trainer> load_for_inference(const std::string& path, int threads = 1);
 
@@ -73,7 +76,8 @@ class Trainer {
   BpeTokenizer tok_;
   TokenDataset train_, heldout_;
   MemoryTracker tracker_;
-  std::unique_ptr<CpuBackend> backend_;
+  std::unique_ptr<Backend> backend_;
+  CpuBackend* cpu_ = nullptr;  // backend_, when the run is on the CPU
   std::unique_ptr<Model> model_;
   Rng data_rng_;
   int step_ = 0;
