@@ -52,4 +52,6 @@ for model in story scale; do
                if (t > 0) printf " ratio=%.2f", o / t;
                printf " onegpu_gflops=%.1f peak_fraction=%.3f\n", g, g / p }'
   done
+  awk -v a="${ours[$model/1]}" -v b="${ours[$model/2]}" -v m="$model" \
+    'BEGIN { printf "scaling model=%s onegpu_two_threads_over_one=%.2f\n", m, b / a }'
 done
