@@ -2,7 +2,9 @@
 """The same tiny MoE transformer as onegpu's `story` and `scale` presets, in PyTorch eager
 (CPU, fp32), trained on random tokens like bench_train. Prints one line per run:
     torch model=story threads=1 tokens_per_s=...
-Usage: torch_moe.py [steps]. Needs Debian's python3-torch (run with /usr/bin/python3)."""
+Usage: torch_moe.py [steps] [story|scale] [threads] (default: every model on 1 and 2 threads).
+Needs Debian's python3-torch (run with /usr/bin/python3). run.sh calls it one model and thread
+count at a time, alternating with bench_train."""
 import math
 import sys
 import time
@@ -28,11 +30,15 @@ class RMSNorm(torch.nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.g
 
 
-def rope(x, S, dh):  # x: [B, H, S, dh]
+def rope_tables(S, dh):  # cos and sin [S, dh/2], computed once per model
     half = dh // 2
     inv = 10000.0 ** (-2.0 * torch.arange(half) / dh)
     ang = torch.arange(S)[:, None] * inv[None, :]
-    c, s = ang.cos(), ang.sin()
+    return ang.cos(), ang.sin()
+
+
+def rope(x, c, s):  # x: [B, H, S, dh]
+    half = x.shape[-1] // 2
     a, b = x[..., :half], x[..., half:]
     return torch.cat([a * c - b * s, a * s + b * c], dim=-1)
 
@@ -52,14 +58,14 @@ class Block(torch.nn.Module):
         self.w1 = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(D, X) / math.sqrt(D)) for _ in range(E)])
         self.w2 = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(X, D) / math.sqrt(X)) for _ in range(E)])
 
-    def forward(self, x):
+    def forward(self, x, cos, sin, mask):
         B, S, D = x.shape
         H = self.p["H"]
         dh = D // H
         q, k, v = self.qkv(self.n1(x)).view(B, S, 3, H, dh).permute(2, 0, 3, 1, 4)
-        q, k = rope(q, S, dh), rope(k, S, dh)
+        q, k = rope(q, cos, sin), rope(k, cos, sin)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
-        att = att.masked_fill(torch.triu(torch.ones(S, S, dtype=torch.bool), 1), float("-inf")).softmax(-1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.wo((att @ v).transpose(1, 2).reshape(B, S, D))
         h = self.n2(x).reshape(B * S, D)
         logits = self.router(h)
@@ -88,11 +94,16 @@ class Model(torch.nn.Module):
         self.blocks = torch.nn.ModuleList([Block(p) for _ in range(p["L"])])
         self.nf = RMSNorm(p["D"])
         self.head = torch.nn.Linear(p["D"], p["V"], bias=False)
+        # Constants shared by every block, made once (not per call): rotary tables, causal mask.
+        self.cos, self.sin = rope_tables(p["S"], p["D"] // p["H"])
+        self.mask = torch.triu(torch.ones(p["S"], p["S"], dtype=torch.bool), 1)
 
     def forward(self, x, y):
         h, aux = self.emb(x), 0.0
+        S = x.shape[1]
+        cos, sin, mask = self.cos[:S], self.sin[:S], self.mask[:S, :S]
         for b in self.blocks:
-            h, a = b(h)
+            h, a = b(h, cos, sin, mask)
             aux = aux + a
         logits = self.head(self.nf(h))
         return F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1)) + aux
@@ -103,17 +114,24 @@ def run(name, threads, steps):
     torch.manual_seed(1)
     p = PRESETS[name]
     m = Model(p)
-    opt = torch.optim.AdamW(m.parameters(), lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    params = list(m.parameters())
+    # foreach: one multi-tensor kernel per moment instead of a Python loop over the 4,000+
+    # tensors of `scale` (the experts are separate parameters).
+    opt = torch.optim.AdamW(params, lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1, foreach=True)
     B, S = 4, p["S"]
     x = torch.randint(0, p["V"], (B, S))
     y = torch.randint(0, p["V"], (B, S))
 
     def step():
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=True)
         loss = m(x, y)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        # clip_grad_norm_(params, 1.0) with multi-tensor ops (1.13's own loops over tensors).
+        grads = [q.grad for q in params if q.grad is not None]
+        norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+        torch._foreach_mul_(grads, torch.clamp(1.0 / (norm + 1e-6), max=1.0).item())
         opt.step()
+        return loss
 
     step()
     best = float("inf")
@@ -128,6 +146,9 @@ def run(name, threads, steps):
 
 if __name__ == "__main__":
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    only = sys.argv[2] if len(sys.argv) > 2 else None
     for name in ("story", "scale"):
         for threads in (1, 2):
+            if only and only != name or len(sys.argv) > 3 and threads != int(sys.argv[3]):
+                continue
             run(name, threads, steps if name == "story" else max(3, steps // 4))

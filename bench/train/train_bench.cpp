@@ -1,17 +1,24 @@
 // Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
-// Usage: bench_train [steps] [story|scale] [threads]   (one line per run)
+// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops]   (one line per run)
+// ops: two threads split every op (the way before forward_backward_overlapped), for comparison.
+//        bench_train peak          the FMA peak lines only
+//        bench_train flops MODEL   matmul FLOPs of one training step per token
+// nopeak skips the FMA microbenchmark (run.sh measures it once; callgrind counts instructions).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "trainer/memory/tracker.h"
 #include "trainer/model/model.h"
 #include "trainer/ops/cpu_backend.h"
+#include "trainer/ops/thread_pool.h"
 #include "trainer/optim/adamw.h"
 
 using namespace onegpu::trainer;
@@ -60,10 +67,16 @@ struct Result {
   double tokens_per_s, gflops;
 };
 
-Result run(const std::string& name, int threads, int steps) {
+// threads = 2 runs Model::forward_backward_overlapped (each block's weight gradients on a
+// second thread, bitwise the same as one thread) and the optimizer on a pool of two; with
+// split_ops, the older way instead: every op split over a pool of two.
+Result run(const std::string& name, int threads, int steps, bool split_ops) {
   ModelConfig c = model_preset(name);
   MemoryTracker mt;
-  CpuBackend be(mt, threads);
+  const bool overlap = threads == 2 && !split_ops;
+  CpuBackend be(mt, overlap ? 1 : threads), helper(mt, 1);
+  std::unique_ptr<ThreadPool> opt_pool = overlap ? std::make_unique<ThreadPool>(2) : nullptr;
+  ThreadPool* pool = overlap ? opt_pool.get() : be.pool();
   Model m(c, be, mt, 1);
   AdamWConfig opt;
   opt.total_steps = kWindows * steps + 2;
@@ -79,8 +92,11 @@ Result run(const std::string& name, int threads, int steps) {
   MicrobatchState st;
   auto step = [&](int i) {
     m.params().zero_grads();
-    m.forward_backward(st, b, {1.f / (B * S), 1.f});
-    adamw_update(m.params(), opt, i, be.pool());
+    if (overlap)
+      m.forward_backward_overlapped(st, b, {1.f / (B * S), 1.f}, helper);
+    else
+      m.forward_backward(st, b, {1.f / (B * S), 1.f});
+    adamw_update(m.params(), opt, i, pool);
   };
   step(0);  // warm-up
   // Best of kWindows timed windows: a shared machine's hiccups only ever slow a window down.
@@ -98,22 +114,34 @@ Result run(const std::string& name, int threads, int steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "peak") {
+    std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", fma_peak_gflops(1),
+                fma_peak_gflops(2));
+    return 0;
+  }
+  if (argc > 2 && std::string(argv[1]) == "flops") {
+    std::printf("%.0f\n", train_flops_per_token(model_preset(argv[2])));
+    return 0;
+  }
   int steps = argc > 1 ? std::atoi(argv[1]) : 20;
   if (steps <= 0) {
     std::fprintf(stderr, "bench_train: steps must be positive\n");
     return 2;
   }
-  double peak1 = fma_peak_gflops(1), peak2 = fma_peak_gflops(2);
-  std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
+  const bool nopeak = argc > 4 && std::string(argv[4]) != "peak";
+  double peak1 = nopeak ? 0 : fma_peak_gflops(1), peak2 = nopeak ? 0 : fma_peak_gflops(2);
+  if (!nopeak) std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
   std::string only = argc > 2 ? argv[2] : "";
+  const bool split_ops = argc > 5 && std::string(argv[5]) == "ops";
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
       if (!only.empty() && only != name) continue;
       if (argc > 3 && threads != std::atoi(argv[3])) continue;
-      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps);
+      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops);
       double peak = threads == 1 ? peak1 : peak2;
-      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f peak_fraction=%.3f\n", name, threads,
-                  r.tokens_per_s, r.gflops, r.gflops / peak);
+      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f", name, threads, r.tokens_per_s, r.gflops);
+      if (!nopeak) std::printf(" peak_fraction=%.3f", r.gflops / peak);
+      std::printf("\n");
     }
   return 0;
 }

@@ -1,7 +1,10 @@
 #include "trainer/model/model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 #include "trainer/error.h"
 
@@ -68,6 +71,7 @@ void Model::release(MicrobatchState& st) {
   st.x_final = {};
   st.rstd_f = {};
   st.h_f = {};
+  st.dlogits_head = {};
   st.logits = {};
 }
 
@@ -202,7 +206,7 @@ void Model::experts_backward(int l, const std::vector<std::int32_t>& offsets, co
                        MoeGrads{nullptr, g, (long)L.expert_stride});
 }
 
-void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc) {
+void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, bool defer_weight) {
   if (!params_.has_head()) throw Error("head is not held by this model shard");
   const int T = st.T, D = cfg_.d_model, V = cfg_.vocab;
   auto norm = view(params_.final_norm_offset(), D);
@@ -225,12 +229,20 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc) {
   st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
   Buffer<float> dh = act(mt_, (std::size_t)T * D);
   float* g = params_.grads.data();
-  be_->matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
+  if (!defer_weight) be_->matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
   be_->matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
   be_->rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
                        g + params_.final_norm_offset(), T, D);
   st.logits = {};
+  if (defer_weight) st.dlogits_head = std::move(dlogits);
+}
+
+void Model::head_backward_weight(MicrobatchState& st, Backend& be) {
+  if (st.dlogits_head.empty()) throw Error("head_backward_weight without a deferred head_forward");
+  float* g = params_.grads.data() + params_.head_offset();
+  be.matmul(st.h_f.data(), st.dlogits_head.data(), g, cfg_.d_model, st.T, cfg_.vocab, true, false, true);  // dWh += h^T dl
+  st.dlogits_head = {};
 }
 
 void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
@@ -310,7 +322,9 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   c.weight_pending = true;
 }
 
-void Model::layer_backward_weight(int l, MicrobatchState& st) {
+void Model::layer_backward_weight(int l, MicrobatchState& st) { layer_backward_weight(l, st, *be_); }
+
+void Model::layer_backward_weight(int l, MicrobatchState& st, Backend& be) {
   check_layer(l);
   LayerCache& c = st.layers.at(l);
   if (!c.weight_pending) throw Error("layer_backward_weight before layer_backward_input");
@@ -319,11 +333,11 @@ void Model::layer_backward_weight(int l, MicrobatchState& st) {
   float* g = params_.grads.data() + params_.layer_offset(l);
   MoeShape s = moe_shape(T);
   if (!c.du.empty())  // the experts ran here (not on other ranks)
-    moe_experts_backward_weight(*be_, s, c.routing, c.experts, c.dy.data(), c.du.data(),
+    moe_experts_backward_weight(be, s, c.routing, c.experts, c.dy.data(), c.du.data(),
                                 MoeGrads{nullptr, g + L.experts, (long)L.expert_stride});
-  moe_route_backward_weight(*be_, s, c.h2.data(), c.dlogits.data(), MoeGrads{g + L.router, nullptr, (long)L.expert_stride});
-  be_->matmul(c.att.data(), c.dx_mid.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
-  be_->matmul(c.h1.data(), c.dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
+  moe_route_backward_weight(be, s, c.h2.data(), c.dlogits.data(), MoeGrads{g + L.router, nullptr, (long)L.expert_stride});
+  be.matmul(c.att.data(), c.dx_mid.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
+  be.matmul(c.h1.data(), c.dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
   c = LayerCache{};
 }
 
@@ -451,6 +465,50 @@ void Model::forward_backward(MicrobatchState& st, const Batch& b, const LossScal
   head_forward(st, true, sc);
   for (int l = cfg_.n_layers - 1; l >= 0; --l) layer_backward(l, st, sc);
   embed_backward(st);
+  release(st);
+}
+
+void Model::forward_backward_overlapped(MicrobatchState& st, const Batch& b, const LossScales& sc, Backend& helper) {
+  if (params_.expert_count() != cfg_.n_experts) throw Error("forward_backward_overlapped needs every expert");
+  begin(st, b);
+  embed_forward(st);
+  for (int l = 0; l < cfg_.n_layers; ++l) layer_forward(l, st);
+  head_forward(st, true, sc, /*defer_weight=*/true);
+  // next: blocks >= next have their input part done. -1 also tells the helper to stop early.
+  std::atomic<int> next{cfg_.n_layers};
+  std::atomic<bool> abort{false};
+  std::exception_ptr helper_error;
+  std::thread w([&] {
+    try {
+      head_backward_weight(st, helper);  // reads h_f and dlogits_head only
+      for (int l = cfg_.n_layers - 1; l >= 0; --l) {
+        for (int n = next.load(std::memory_order_acquire); n > l; n = next.load(std::memory_order_acquire)) {
+          if (abort.load(std::memory_order_acquire)) return;
+          next.wait(n, std::memory_order_acquire);
+        }
+        if (abort.load(std::memory_order_acquire)) return;
+        layer_backward_weight(l, st, helper);
+      }
+    } catch (...) {
+      helper_error = std::current_exception();
+    }
+  });
+  try {
+    for (int l = cfg_.n_layers - 1; l >= 0; --l) {
+      layer_backward_input(l, st, sc);
+      next.store(l, std::memory_order_release);
+      next.notify_one();
+    }
+    embed_backward(st);
+  } catch (...) {
+    abort.store(true, std::memory_order_release);
+    next.store(-1, std::memory_order_release);
+    next.notify_one();
+    w.join();
+    throw;
+  }
+  w.join();
+  if (helper_error) std::rethrow_exception(helper_error);
   release(st);
 }
 

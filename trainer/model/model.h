@@ -40,6 +40,9 @@ struct MicrobatchState {
   Buffer<float> dx;  // gradient of the residual stream during backward
   std::vector<LayerCache> layers;
   Buffer<float> x_final, rstd_f, h_f, logits;  // head
+  // forward_backward_overlapped only: [T, V] loss gradient at the logits, kept by head_forward
+  // for the head's weight gradient, which the helper thread adds (head_backward_weight).
+  Buffer<float> dlogits_head;
   double ce_sum = 0.0;   // summed cross-entropy over the targets
   int n_targets = 0;
   double aux_sum = 0.0;  // load-balancing + z losses of all blocks (coefficients applied)
@@ -84,7 +87,9 @@ class Model {
   void layer_forward(int l, MicrobatchState& st);
   // Final norm, LM head and cross-entropy. With grad, also writes st.dx for the backward pass
   // (using scales) and accumulates head gradients.
-  void head_forward(MicrobatchState& st, bool grad, const LossScales& sc);
+  // defer_weight: leave the head's weight gradient to head_backward_weight (st keeps dlogits).
+  void head_forward(MicrobatchState& st, bool grad, const LossScales& sc, bool defer_weight = false);
+  void head_backward_weight(MicrobatchState& st, Backend& be);
   void layer_backward(int l, MicrobatchState& st, const LossScales& sc);
   void embed_backward(MicrobatchState& st);
 
@@ -108,6 +113,9 @@ class Model {
   // they give layer_backward's numbers. layer_backward_input needs every expert on this rank.
   void layer_backward_input(int l, MicrobatchState& st, const LossScales& sc);
   void layer_backward_weight(int l, MicrobatchState& st);
+  // The weight part on a given backend: another thread may run it, with its own backend, while
+  // this model's thread runs the input part of the blocks below (forward_backward_overlapped).
+  void layer_backward_weight(int l, MicrobatchState& st, Backend& be);
   // The same with the experts on other ranks: layer_backward_combine, then the experts' input
   // part on their ranks (experts_backward_input, keeping du), then
   // layer_backward_attention_input here; later layer_backward_weight here and
@@ -126,6 +134,12 @@ class Model {
   // ---- whole model ----
   // Forward and backward of one microbatch; gradients accumulate into params().grads.
   void forward_backward(MicrobatchState& st, const Batch& b, const LossScales& sc);
+  // The same numbers, bit for bit, on two threads: this thread runs forward and the input part
+  // of each block's backward (layer_backward_input); a second thread, on `helper` (a backend of
+  // its own), adds each block's weight gradients (layer_backward_weight) as soon as that
+  // block's input part is done. The two parts of one block write different gradients, and
+  // each gradient element gets the same operations in the same order as in forward_backward.
+  void forward_backward_overlapped(MicrobatchState& st, const Batch& b, const LossScales& sc, Backend& helper);
   // Forward only: summed cross-entropy and target count. Keeps st's caches (for probes).
   void forward(MicrobatchState& st, const Batch& b);
 

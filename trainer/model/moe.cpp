@@ -19,6 +19,10 @@ double lse_row(const float* l, int E) {
   for (int e = 0; e < E; ++e) sum += std::exp((double)(l[e] - mx));
   return mx + std::log(sum);
 }
+// The forward's value when it kept one (the same function of the same logits).
+double lse_of(const Routing& r, int t) {
+  return (int)r.lse.size() == r.T ? r.lse[t] : lse_row(r.logits.data() + (long)t * r.E, r.E);
+}
 }  // namespace
 
 void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h, const MoeWeights& w,
@@ -85,8 +89,9 @@ void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h
   }
   r.aux_loss = s.aux_coef * E * aux;
   double z = 0.0;
+  r.lse.resize(T);
   for (int t = 0; t < T; ++t) {
-    double l = lse_row(r.logits.data() + (long)t * E, E);
+    double l = r.lse[t] = lse_row(r.logits.data() + (long)t * E, E);
     z += l * l;
   }
   r.z_loss = s.z_coef * z / T;
@@ -198,7 +203,7 @@ void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const
     for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / T);
     float dot = 0.f;
     for (int e = 0; e < E; ++e) dot += p[e] * dp[e];
-    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_row(r.logits.data() + (long)t * E, E) / T);
+    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_of(r, t) / T);
     float* dl = dlogits.data() + (long)t * E;
     for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[e] - dot) + zc * p[e];
   }
@@ -253,7 +258,7 @@ void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, 
     for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / T);
     float dot = 0.f;
     for (int e = 0; e < E; ++e) dot += p[e] * dp[e];
-    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_row(r.logits.data() + (long)t * E, E) / T);
+    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_of(r, t) / T);
     float* dl = dlogits + (long)t * E;
     for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[e] - dot) + zc * p[e];
   }

@@ -24,6 +24,9 @@ struct Routing {
   Buffer<std::int32_t> token_of_row;  // [T*k] token of each dispatched row
   Buffer<std::int32_t> row_of_slot;   // [T*k] inverse of order
   std::vector<std::int32_t> offsets;  // [E+1] rows of expert e: [offsets[e], offsets[e+1])
+  // [T] log-sum-exp of each token's logits, made once by moe_route for the z-loss and read
+  // again by its backward (untracked: a few kB, like offsets).
+  std::vector<double> lse;
   double aux_loss = 0.0;       // load-balancing loss (coefficient applied)
   double z_loss = 0.0;         // router z-loss (coefficient applied)
 };

@@ -57,8 +57,36 @@ void CpuBackend::for_chunks(int n, int min_per_chunk, const std::function<void(i
 }
 
 namespace {
-// t[k, n] = b[n, k] for b of shape [N, K]. 16 x 16 blocks: a block's 16 rows are loaded as
-// vectors and written out column by column, so both sides stay within a few cache lines.
+// One step of a 16 x 16 register transpose: rows lo (bit b of the row index 0) and hi (bit b
+// set) trade the halves of their 2^b-column blocks, which swaps bit b of the row index with bit b
+// of the column index. Four steps (b = 0..3) transpose the whole block.
+template <int b>
+ONEGPU_INLINE void swap_bit(v16& lo, v16& hi) {
+  constexpr int s = 1 << b;
+  constexpr i16v m0 = {0 & s ? 16 + 0 - s : 0,    1 & s ? 16 + 1 - s : 1,    2 & s ? 16 + 2 - s : 2,
+                       3 & s ? 16 + 3 - s : 3,    4 & s ? 16 + 4 - s : 4,    5 & s ? 16 + 5 - s : 5,
+                       6 & s ? 16 + 6 - s : 6,    7 & s ? 16 + 7 - s : 7,    8 & s ? 16 + 8 - s : 8,
+                       9 & s ? 16 + 9 - s : 9,    10 & s ? 16 + 10 - s : 10, 11 & s ? 16 + 11 - s : 11,
+                       12 & s ? 16 + 12 - s : 12, 13 & s ? 16 + 13 - s : 13, 14 & s ? 16 + 14 - s : 14,
+                       15 & s ? 16 + 15 - s : 15};
+  constexpr i16v m1 = {0 & s ? 16 + 0 : 0 + s,    1 & s ? 16 + 1 : 1 + s,    2 & s ? 16 + 2 : 2 + s,
+                       3 & s ? 16 + 3 : 3 + s,    4 & s ? 16 + 4 : 4 + s,    5 & s ? 16 + 5 : 5 + s,
+                       6 & s ? 16 + 6 : 6 + s,    7 & s ? 16 + 7 : 7 + s,    8 & s ? 16 + 8 : 8 + s,
+                       9 & s ? 16 + 9 : 9 + s,    10 & s ? 16 + 10 : 10 + s, 11 & s ? 16 + 11 : 11 + s,
+                       12 & s ? 16 + 12 : 12 + s, 13 & s ? 16 + 13 : 13 + s, 14 & s ? 16 + 14 : 14 + s,
+                       15 & s ? 16 + 15 : 15 + s};
+  const v16 a = __builtin_shuffle(lo, hi, m0), c = __builtin_shuffle(lo, hi, m1);
+  lo = a;
+  hi = c;
+}
+template <int b>
+ONEGPU_INLINE void swap_bit_all(v16* r) {
+  for (int i = 0; i < 16; ++i)
+    if (!(i & (1 << b))) swap_bit<b>(r[i], r[i | (1 << b)]);
+}
+
+// t[k, n] = b[n, k] for b of shape [N, K]. Full 16 x 16 blocks go through registers (16 loads,
+// 64 two-source shuffles, 16 stores); edges element by element.
 ONEGPU_CLONES
 void transpose(const float* __restrict b, float* __restrict t, int N, int K) {
   for (int n0 = 0; n0 < N; n0 += 16)
@@ -67,11 +95,11 @@ void transpose(const float* __restrict b, float* __restrict t, int N, int K) {
       if (nn == 16 && kk == 16) {
         v16 r[16];
         for (int i = 0; i < 16; ++i) std::memcpy(&r[i], b + (long)(n0 + i) * K + k0, sizeof(v16));
-        for (int k = 0; k < 16; ++k) {
-          v16 c;
-          for (int i = 0; i < 16; ++i) c[i] = r[i][k];
-          std::memcpy(t + (long)(k0 + k) * N + n0, &c, sizeof(v16));
-        }
+        swap_bit_all<0>(r);
+        swap_bit_all<1>(r);
+        swap_bit_all<2>(r);
+        swap_bit_all<3>(r);
+        for (int k = 0; k < 16; ++k) std::memcpy(t + (long)(k0 + k) * N + n0, &r[k], sizeof(v16));
       } else {
         for (int n = n0; n < n0 + nn; ++n)
           for (int k = k0; k < k0 + kk; ++k) t[(long)k * N + n] = b[(long)n * K + k];
@@ -139,13 +167,21 @@ void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* r
 
 void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
   const int half = dh / 2, D = H * dh;
-  std::vector<float> cs((std::size_t)S * half * 2);  // cos, sin per (position, pair)
-  for (int pos = 0; pos < S; ++pos)
-    for (int i = 0; i < half; ++i) {
-      double theta = pos * std::pow(10000.0, -2.0 * i / dh);
-      cs[((std::size_t)pos * half + i) * 2] = (float)std::cos(theta);
-      cs[((std::size_t)pos * half + i) * 2 + 1] = inverse ? -(float)std::sin(theta) : (float)std::sin(theta);
-    }
+  // cos, sin per (position, pair), made once per shape and thread (a table costs S * dh / 2
+  // pow, cos and sin in double, a few percent of a step when remade at every call).
+  thread_local std::vector<float> cs;
+  thread_local int cs_S = -1, cs_dh = -1;
+  if (cs_S != S || cs_dh != dh) {
+    cs.assign((std::size_t)S * half * 2, 0.f);
+    for (int pos = 0; pos < S; ++pos)
+      for (int i = 0; i < half; ++i) {
+        double theta = pos * std::pow(10000.0, -2.0 * i / dh);
+        cs[((std::size_t)pos * half + i) * 2] = (float)std::cos(theta);
+        cs[((std::size_t)pos * half + i) * 2 + 1] = (float)std::sin(theta);
+      }
+    cs_S = S;
+    cs_dh = dh;
+  }
   for (int t = 0; t < T; ++t) {
     const float* tab = cs.data() + (std::size_t)(t % S) * half * 2;
     for (int part = 0; part < 2; ++part) {  // q then k
@@ -153,7 +189,7 @@ void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
       for (int h = 0; h < H; ++h) {
         float* p = row + h * dh;
         for (int i = 0; i < half; ++i) {
-          float c = tab[2 * i], s = tab[2 * i + 1];
+          float c = tab[2 * i], s = inverse ? -tab[2 * i + 1] : tab[2 * i + 1];
           float a = p[i], b = p[i + half];
           p[i] = a * c - b * s;
           p[i + half] = a * s + b * c;
@@ -165,6 +201,21 @@ void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
 
 namespace {
 
+// out[j] = sum over d = 0..dh-1, in that order, of c[d] * rows[d * S + j] (one fused multiply-add
+// per d), for j < n, 16 lanes at a time held in a register. The lanes of the last group past n
+// are computed too: S must be a multiple of 16 so that they stay inside rows and out.
+ONEGPU_INLINE void columns_dot16(const float* c, const float* rows, int S, int dh, int n, float* out) {
+  for (int j0 = 0; j0 < n; j0 += 16) {
+    v16 acc{};
+    for (int d = 0; d < dh; ++d) {
+      v16 r;
+      std::memcpy(&r, rows + (std::size_t)d * S + j0, sizeof r);
+      acc += c[d] * r;
+    }
+    std::memcpy(out + j0, &acc, sizeof acc);
+  }
+}
+
 // One (sequence, head) of causal attention. kt: scratch [dh, S].
 ONEGPU_CLONES
 void attention_forward_one(const float* base, long row, int D, int h, int S, int dh, float scale, float* P,
@@ -175,11 +226,17 @@ void attention_forward_one(const float* base, long row, int D, int h, int S, int
   for (int i = 0; i < S; ++i) {
     const float* q = base + i * row + h * dh;
     float* p = P + (long)i * S;
-    for (int j = 0; j <= i; ++j) p[j] = 0.f;
-    for (int d = 0; d < dh; ++d) {
-      const float qd = q[d] * scale;
-      const float* kd = kt + (std::size_t)d * S;
-      for (int j = 0; j <= i; ++j) p[j] += qd * kd[j];
+    if (S % 16 == 0 && dh <= 64) {  // the same operations per score, kept in registers
+      float qs[64];
+      for (int d = 0; d < dh; ++d) qs[d] = q[d] * scale;
+      columns_dot16(qs, kt, S, dh, i + 1, p);
+    } else {
+      for (int j = 0; j <= i; ++j) p[j] = 0.f;
+      for (int d = 0; d < dh; ++d) {
+        const float qd = q[d] * scale;
+        const float* kd = kt + (std::size_t)d * S;
+        for (int j = 0; j <= i; ++j) p[j] += qd * kd[j];
+      }
     }
     float mx = -INFINITY;
     for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
@@ -221,11 +278,15 @@ void attention_backward_one(const float* base, float* dbase, long row, int D, in
   for (int i = 0; i < S; ++i) {
     const float* p = P + (long)i * S;
     const float* go = dout_rows + (long)i * D + h * dh;
-    for (int j = 0; j <= i; ++j) dp[j] = 0.f;
-    for (int d = 0; d < dh; ++d) {
-      const float g = go[d];
-      const float* vd = vt + (std::size_t)d * S;
-      for (int j = 0; j <= i; ++j) dp[j] += g * vd[j];
+    if (S % 16 == 0) {
+      columns_dot16(go, vt, S, dh, i + 1, dp);
+    } else {
+      for (int j = 0; j <= i; ++j) dp[j] = 0.f;
+      for (int d = 0; d < dh; ++d) {
+        const float g = go[d];
+        const float* vd = vt + (std::size_t)d * S;
+        for (int j = 0; j <= i; ++j) dp[j] += g * vd[j];
+      }
     }
     float dot = 0.f;
     for (int j = 0; j <= i; ++j) dot += dp[j] * p[j];

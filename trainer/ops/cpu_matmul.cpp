@@ -1,7 +1,7 @@
 // Register-tiled matmul kernel. Each C element is accumulated over k in increasing order,
-// starting from C (accumulate) or 0. Which code path (full tile or tail) computes an element
-// depends only on M, N and on chunk starts, which are multiples of kMatmulRowTile; so how rows
-// are split among threads never changes a bit of the result.
+// starting from C (accumulate) or 0, one fused multiply-add per k. Every code path below (wide
+// AVX-512 tiles, 16-column tiles, tails) does exactly that per element, so which path computes
+// an element, and how rows are split among threads, never changes a bit of the result.
 #include <algorithm>
 #include <cstring>
 
@@ -67,6 +67,63 @@ void tile_any(const float* A, long a_rs, long a_ks, const float* B, int ldb, flo
     for (int j = 0; j < cols; ++j) C[(long)(m + r) * N + n0 + j] = c[r][j];
 }
 
+// ---- wide tiles (AVX-512 only) ----
+// R rows x NV*16 columns: with NV = 4 (64 columns, d_model) the 24 accumulators, 4 vectors of
+// B and a broadcast fill the 32 vector registers, and each k costs 4 + R loads for 4 R FMAs
+// instead of 1 + R loads for R. AVX2 has 16 registers and would spill, so it keeps tile_full.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ONEGPU_AVX512 __attribute__((target("arch=x86-64-v4")))
+bool have_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+  return yes;
+}
+#else
+#define ONEGPU_AVX512
+bool have_avx512() { return false; }
+#endif
+
+template <int R, int NV>
+ONEGPU_AVX512 ONEGPU_INLINE void wide_r(const float* A, long a_rs, long a_ks, const float* B, int ldb, float* C,
+                                        int m, int n0, int K, int N, bool acc) {
+  v16 c[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) {
+      if (acc)
+        std::memcpy(&c[r][v], C + (long)(m + r) * N + n0 + 16 * v, sizeof(v16));
+      else
+        c[r][v] = v16{};
+    }
+  const float* a0 = A + (long)m * a_rs;
+  for (int k = 0; k < K; ++k) {
+    v16 b[NV];
+    for (int v = 0; v < NV; ++v) std::memcpy(&b[v], B + (long)k * ldb + 16 * v, sizeof(v16));
+    const float* ak = a0 + (long)k * a_ks;
+    for (int r = 0; r < R; ++r) {
+      const float x = ak[r * a_rs];
+      for (int v = 0; v < NV; ++v) c[r][v] += x * b[v];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) std::memcpy(C + (long)(m + r) * N + n0 + 16 * v, &c[r][v], sizeof(v16));
+}
+
+template <int NV>
+ONEGPU_AVX512 __attribute__((noinline)) void wide_rows(const float* A, long a_rs, long a_ks, const float* B, int ldb,
+                                                       float* C, int m0, int m1, int n0, int K, int N, bool acc) {
+  static_assert(kMatmulRowTile == 6, "one case per row count below");
+  for (int m = m0; m < m1; m += kMatmulRowTile) {
+    switch (std::min(kMatmulRowTile, m1 - m)) {
+      case 6: wide_r<6, NV>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+      case 5: wide_r<5, NV>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+      case 4: wide_r<4, NV>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+      case 3: wide_r<3, NV>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+      case 2: wide_r<2, NV>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+      default: wide_r<1, NV>(A, a_rs, a_ks, B, ldb, C, m, n0, K, N, acc); break;
+    }
+  }
+}
+
 }  // namespace
 
 void matmul_rows(const float* A, long a_rs, long a_ks, const float* B, float* C, int m0, int m1,
@@ -76,7 +133,30 @@ void matmul_rows(const float* A, long a_rs, long a_ks, const float* B, float* C,
   constexpr int kMaxPackK = 1024;
   alignas(64) float pack[kMaxPackK * kCols];
   const bool packing = K <= kMaxPackK && m1 - m0 >= 2 * kMatmulRowTile && N > kCols;
-  for (int n0 = 0; n0 < N; n0 += kCols) {
+  int n0 = 0;
+  if (have_avx512()) {
+    // Strips of 64 (then 32) columns read B in place when its rows are short (N <= 128: one or
+    // two strips per row, no 4 KiB aliasing); wider B is packed strip by strip when K allows.
+    constexpr int kWidePackFloats = 16384;  // 64 KiB
+    alignas(64) static thread_local float wpack[kWidePackFloats];
+    for (int nv : {4, 2}) {
+      const int w = 16 * nv;
+      for (; n0 + w <= N; n0 += w) {
+        const float* b = B + n0;
+        int ldb = N;
+        if (N > 128 && (long)K * w <= kWidePackFloats && m1 - m0 >= 2 * kMatmulRowTile) {
+          for (int k = 0; k < K; ++k) std::memcpy(wpack + k * w, B + (long)k * N + n0, sizeof(float) * w);
+          b = wpack;
+          ldb = w;
+        }
+        if (nv == 4)
+          wide_rows<4>(A, a_rs, a_ks, b, ldb, C, m0, m1, n0, K, N, accumulate);
+        else
+          wide_rows<2>(A, a_rs, a_ks, b, ldb, C, m0, m1, n0, K, N, accumulate);
+      }
+    }
+  }
+  for (; n0 < N; n0 += kCols) {
     int cols = std::min(kCols, N - n0);
     const float* b = B + n0;
     int ldb = N;
