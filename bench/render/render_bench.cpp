@@ -12,7 +12,11 @@
 // (its index, in 60ths of a second of chapter time).
 //
 //   build/bench/bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log]
-// --chapter plays one chapter only; --log prints every frame's times (to find a hitch).
+//       [--prepared]
+// --chapter plays one chapter only; --log prints every frame's times (to find a hitch);
+// --prepared lets each chapter's background jobs (a measured run, the router's pick) finish
+// before its frames are timed, which tells the drawing's cost from the jobs' (the process
+// CPU clock counts the job runner's thread too).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
   bool story = true, field = true;
   std::string only;
   bool log = false;  // every frame's times, one line each
+  bool prepared = false;  // wait for a chapter's background jobs before timing it
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) std::sscanf(argv[++i], "%dx%d", &w, &h);
@@ -50,8 +55,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-field")) field = false;
     else if (!std::strcmp(argv[i], "--chapter") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--log")) log = true;
+    else if (!std::strcmp(argv[i], "--prepared")) prepared = true;
     else {
-      std::fprintf(stderr, "usage: bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log]\n");
+      std::fprintf(stderr, "usage: bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log] [--prepared]\n");
       return 2;
     }
   }
@@ -127,6 +133,7 @@ int main(int argc, char** argv) {
           a.frame(W, H, 0.0f, 0.0);  // arrive (chapters build what they need)
           glFinish();
           const double arrive_ms = arrive.stop().wall;
+          if (prepared) a.current().prepare(a.current().duration());
           const int n = static_cast<int>(a.current().duration() * 60.0f);
           FrameStats st;
           std::size_t shapes = 0;
