@@ -1,6 +1,7 @@
 #include "render/canvas.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace onegpu::render {
 
@@ -31,8 +32,10 @@ void Canvas::glow(const Rect& r, glm::vec4 color, float radius, float spread) {
 }
 
 void Canvas::ring(glm::vec2 c, float radius, float thickness, glm::vec4 color, float start, float sweep) {
+  // The arc's start and end directions ride in the hatch slot (see shape.frag).
+  const glm::vec4 ends{std::cos(start), std::sin(start), std::cos(start + sweep), std::sin(start + sweep)};
   shapes().add({{c, radius, radius}, color, {}, {radius - thickness, 0, kind(ShapeKind::Ring), 0},
-                {start, sweep, 0, 0}, {}});
+                {start, sweep, 0, 0}, ends});
 }
 
 void Canvas::disc(glm::vec2 c, float radius, glm::vec4 color) { ring(c, radius, radius, color); }

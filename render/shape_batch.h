@@ -20,7 +20,7 @@ struct ShapeInstance {
   glm::vec4 stroke;  // outline colour (drawn inside the edge)
   glm::vec4 params;  // x: corner radius (ring: inner radius), y: outline width, z: kind, w: glow width
   glm::vec4 extra;   // ring: start angle, sweep; segment: half width; box: hatch spacing, hatch width
-  glm::vec4 hatch;   // hatch line colour
+  glm::vec4 hatch;   // box: hatch line colour; ring: the arc's start and end directions (cos, sin each)
 };
 
 enum class ShapeKind { Box = 0, Ring = 1, Segment = 2, Glow = 3 };

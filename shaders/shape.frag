@@ -33,12 +33,19 @@ void main() {
     d = max(r - v_half.x, v_params.x - r);
     float sweep = v_extra.y;
     if (sweep < 2.0 * PI - 1e-4) {
-      // Angle measured from the start, counter-clockwise; outside the sweep the distance
-      // grows with the arc length to the nearer end, so arc ends are anti-aliased too.
-      float a = mod(atan(v_local.y, v_local.x) - v_extra.x, 2.0 * PI);
-      if (a > sweep) {
-        float past = min(a - sweep, 2.0 * PI - a);
-        d = max(d, past * r);
+      // An arc: its start and end directions come with the instance (in the hatch slot, which
+      // rings do not use), so no angle is taken here. A software rasteriser runs every branch
+      // of this shader for every pixel, and an atan per pixel cost a quarter of a frame.
+      // Outside the sweep the distance is to the nearer end's ray; within the one-pixel edge
+      // that equals the arc length the end used to be measured by, so the ends stay smooth.
+      vec2 p = v_local, u0 = v_hatch.xy, u1 = v_hatch.zw;
+      float c0 = u0.x * p.y - u0.y * p.x;  // > 0: counter-clockwise of the start
+      float c1 = p.x * u1.y - p.y * u1.x;  // > 0: clockwise of the end
+      bool inside = sweep <= PI ? (c0 >= 0.0 && c1 >= 0.0) : (c0 >= 0.0 || c1 >= 0.0);
+      if (!inside) {
+        float e0 = dot(p, u0) > 0.0 ? abs(c0) : r;
+        float e1 = dot(p, u1) > 0.0 ? abs(c1) : r;
+        d = max(d, min(e0, e1));
       }
     }
   } else if (kind == 2) {

@@ -63,16 +63,33 @@ void draw_chip(Canvas& c, const Rect& chip, const ChipLook& look, float wpp) {
   float power = std::clamp(look.power, 0.0f, 1.0f);
   float edge_w = std::max(wpp, 0.012f * s);
 
+  // Far out (a field of thousands), a chip is a few pixels wide and its parts are smaller than
+  // a pixel: each costs a whole instance to upload, set up and shade, for nothing one can see.
+  // Under kFewPx the stacks go (about a pixel wide); under kDotPx the chip is one box whose
+  // colour mixes its parts by the area they cover. Fields of 512 never get that small.
+  constexpr float kFewPx = 8.0f, kDotPx = 5.0f;
+  const float px = wpp > 0.0f ? s / wpp : 1e9f;
+  const bool far = look.detail <= 0.0f && px < kFewPx, dot = far && px < kDotPx;
+
   // Package.
   // A glow only while switching on: at rest a field of 512 large soft quads would cost more
   // fill than everything else in the frame, for a barely visible haze.
   if (look.flash > 0.01f)
     c.glow(p.die, with_alpha(palette::lit, a * 0.5f * look.flash), 0.04f * s, 0.55f * s);
-  c.box(p.body, with_alpha(mix(palette::chip_off, palette::chip_body, power), a), 0.09f * s,
-        with_alpha(mix(palette::chip_off_edge, palette::chip_edge, power), a), edge_w);
-
+  const glm::vec4 body_col = mix(palette::chip_off, palette::chip_body, power);
+  const glm::vec4 edge_col = with_alpha(mix(palette::chip_off_edge, palette::chip_edge, power), a);
   // Compute die: a plain lit block from afar, a grid of tiles up close.
   glm::vec4 die_col = mix(palette::chip_off_edge, mix(palette::lit_dim, palette::lit, 0.85f), power);
+  const glm::vec4 stack_col = mix(palette::chip_off_edge, palette::memory_fill, power);
+  if (dot) {
+    // The die covers 0.40 x 0.64 of the chip, the six stacks 6 x 0.15 x 0.175.
+    constexpr float kDie = 0.40f * 0.64f, kStacks = 6 * 0.15f * 0.175f;
+    const glm::vec4 avg = body_col * (1.0f - kDie - kStacks) + die_col * kDie + stack_col * kStacks;
+    c.box(p.body, with_alpha(avg, a), 0.09f * s, edge_col, edge_w);
+    return;
+  }
+  c.box(p.body, with_alpha(body_col, a), 0.09f * s, edge_col, edge_w);
+
   float icon = 1.0f - look.detail;
   if (icon > 0.0f) c.box(p.die, with_alpha(die_col, a * icon), 0.04f * s);
   if (look.detail > 0.0f) {
@@ -97,8 +114,7 @@ void draw_chip(Canvas& c, const Rect& chip, const ChipLook& look, float wpp) {
 
   // Memory stacks.
   for (int i = 0; i < 6; ++i) {
-    if (icon > 0.0f)
-      c.box(p.stacks[i], with_alpha(mix(palette::chip_off_edge, palette::memory_fill, power), a * icon), 0.02f * s);
+    if (icon > 0.0f && !far) c.box(p.stacks[i], with_alpha(stack_col, a * icon), 0.02f * s);
     if (look.detail > 0.0f) {
       // Left and right columns trace together, bottom stack first.
       float start = (i % 3) * 0.18f;

@@ -8,6 +8,10 @@
 //   2. The 512-rank step (pp 8 x dp 64, ep 8, GPipe), paused: frames per second of the Lab
 //      drawing it (aim: 60), against the 16.7 ms a 60 fps frame may take.
 //
+// Each window also reports CPU time (bench/frame_clock.h): on a shared machine the wall figures
+// swing with the neighbours' load, the CPU a frame costs this thread does not. The load
+// average is printed at the start and the end.
+//
 //   build/bench/bench_lab [--window S] [--rounds N] [--frames N] [--cap FPS] [--no-512]
 #include <algorithm>
 #include <chrono>
@@ -24,6 +28,7 @@
 #include "app/lab/lab.h"
 #include "app/live/job_runner.h"
 #include "app/options.h"
+#include "bench/frame_clock.h"
 #include "render/framebuffer.h"
 #include "render/gl.h"
 #include "render/headless_context.h"
@@ -43,6 +48,9 @@ std::int64_t tokens_done(const app::RunState& rs) {
 
 struct Window {
   double tokens_per_s = 0, fps = 0, worst_ms = 0;
+  // CPU time over the window: the whole process (trainer workers, llvmpipe, this thread) and
+  // this thread alone (draining events and building frames), milliseconds per second of wall.
+  double process_cpu_per_s = 0, thread_cpu_per_s = 0, thread_ms_per_frame = 0, worst_thread_ms = 0;
 };
 
 }  // namespace
@@ -64,6 +72,7 @@ int main(int argc, char** argv) {
     }
   }
   const int W = 1600, H = 900;
+  bench::print_load("start");
   render::HeadlessContext ctx;
   app::Options o;
   app::Assets assets = app::find_assets(o);
@@ -97,15 +106,18 @@ int main(int argc, char** argv) {
         lab.drain_events();
         const std::int64_t tok0 = tokens_done(lab.run_state());
         const auto t0 = Clock::now();
+        const double pc0 = bench::process_cpu_ms(), tc0 = bench::thread_cpu_ms();
         int n = 0;
-        double worst = 0;
+        double worst = 0, worst_thread = 0;
         while (secs(t0, Clock::now()) < window_s) {
           const auto f0 = Clock::now();
           if (watched) {
+            const double ft0 = bench::thread_cpu_ms();
             lab.frame(W, H, 1 / 60.f, secs(t0, f0));
             glFinish();
             ++n;
             worst = std::max(worst, secs(f0, Clock::now()) * 1e3);
+            worst_thread = std::max(worst_thread, bench::thread_cpu_ms() - ft0);
             if (capped) std::this_thread::sleep_until(f0 + std::chrono::microseconds(cap_us));
           } else {
             lab.drain_events();
@@ -114,12 +126,16 @@ int main(int argc, char** argv) {
         }
         lab.drain_events();
         const double el = secs(t0, Clock::now());
-        Window w{(double)(tokens_done(lab.run_state()) - tok0) / el, watched ? n / el : 0, worst};
-        std::printf("  round %d %-13s %8.0f tokens/s%s\n", r + 1, capped ? "watched capped" : watched ? "watched" : "unwatched", w.tokens_per_s,
-                    watched ? ("  " + std::to_string((int)(w.fps + 0.5)) + " fps, slowest frame " +
-                               std::to_string((int)(w.worst_ms + 0.5)) + " ms")
-                                  .c_str()
-                            : "");
+        const double pc = bench::process_cpu_ms() - pc0, tc = bench::thread_cpu_ms() - tc0;
+        Window w{(double)(tokens_done(lab.run_state()) - tok0) / el, watched ? n / el : 0, worst,
+                 pc / el, tc / el, n > 0 ? tc / n : 0, worst_thread};
+        char frames_txt[160] = "";
+        if (watched)
+          std::snprintf(frames_txt, sizeof frames_txt, "  %4.1f fps, slowest %4.0f ms; this thread %5.2f ms CPU a frame (worst %5.2f)",
+                        w.fps, w.worst_ms, w.thread_ms_per_frame, w.worst_thread_ms);
+        std::printf("  round %d %-15s %8.0f tokens/s  CPU %5.0f ms/s (this thread %4.0f)%s\n", r + 1,
+                    capped ? "watched capped" : watched ? "watched" : "unwatched", w.tokens_per_s,
+                    w.process_cpu_per_s, w.thread_cpu_per_s, frames_txt);
         Window& best = capped ? best_capped : watched ? best_watched : best_unwatched;
         if (w.tokens_per_s > best.tokens_per_s) best = w;
       }
@@ -134,6 +150,10 @@ int main(int argc, char** argv) {
     std::printf("trainer watched / unwatched: %.2f uncapped, %.2f at most %d fps (aim >= 0.85); "
                 "fps while training: %.1f uncapped, %.1f capped (aim >= 30)\n",
                 best_watched.tokens_per_s / u, best_capped.tokens_per_s / u, cap_fps, best_watched.fps, best_capped.fps);
+    std::printf("CPU of a Lab frame on this thread (the same on a quiet machine): %.2f ms uncapped, %.2f ms capped; "
+                "process CPU %.0f / %.0f / %.0f ms a second (watched / capped / unwatched)\n",
+                best_watched.thread_ms_per_frame, best_capped.thread_ms_per_frame, best_watched.process_cpu_per_s,
+                best_capped.process_cpu_per_s, best_unwatched.process_cpu_per_s);
 
     {
       // The Lab's own cost on that run, paused: what a frame takes from the trainer's cores.
@@ -146,8 +166,10 @@ int main(int argc, char** argv) {
         glFinish();
         total += secs(f0, Clock::now()) * 1e3;
       }
-      std::printf("64-rank run, paused: %.1f ms a frame (%.0f fps), %zu timeline rectangles\n", total / frames,
-                  1e3 * frames / total, lab.lab().drawn().rects);
+      std::printf("64-rank run, paused: %.1f ms a frame (%.0f fps), %zu timeline rectangles, %zu scene shapes, "
+                  "%d ImGui vertices\n",
+                  total / frames, 1e3 * frames / total, lab.lab().drawn().rects, lab.stats().instances,
+                  ImGui::GetDrawData() ? ImGui::GetDrawData()->TotalVtxCount : 0);
     }
     if (big) {
       const cli::TrainArgs a512 = app::lab_train_args({"--model", "scale", "--pp", "8", "--dp", "64", "--ep", "8",
@@ -158,20 +180,22 @@ int main(int argc, char** argv) {
       jr.wait_idle(pump);
       lab.frame(W, H, 1 / 60.f, 0);
       glFinish();
-      double total = 0, worst = 0;
+      bench::FrameStats st;
       for (int i = 0; i < frames; ++i) {
-        const auto f0 = Clock::now();
+        bench::FrameTimer ft;
+        ft.start();
         lab.frame(W, H, 1 / 60.f, i / 60.0);
         glFinish();
-        const double ms = secs(f0, Clock::now()) * 1e3;
-        total += ms;
-        worst = std::max(worst, ms);
+        st.add(ft.stop());
       }
-      const double mean = total / frames;
-      std::printf("512-rank step, paused: %.1f ms a frame (%.0f fps), slowest %.1f ms; %.2fx the 16.7 ms of 60 fps\n",
-                  mean, 1e3 / mean, worst, mean / (1000.0 / 60.0));
+      const auto m = st.mean();
+      std::printf("512-rank step, paused: %.1f ms a frame (%.0f fps), slowest %.1f ms; %.2fx the 16.7 ms of 60 fps; "
+                  "CPU %.1f ms a frame (this thread %.1f), %zu timeline rectangles, %d ImGui vertices\n",
+                  m.wall, 1e3 / m.wall, st.worst.wall, m.wall / (1000.0 / 60.0), m.cpu, m.thread,
+                  lab.lab().drawn().rects, ImGui::GetDrawData() ? ImGui::GetDrawData()->TotalVtxCount : 0);
     }
   }
   ImGui::DestroyContext();
+  bench::print_load("end");
   return 0;
 }
