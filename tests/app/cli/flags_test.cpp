@@ -102,5 +102,5 @@ TEST(Flags, TheTrainFlagsAreOneList) {
   }
   EXPECT_TRUE(steps);
   EXPECT_TRUE(quiet);
-  EXPECT_GE(f.names().size(), 24u);
+  EXPECT_GE(f.names().size(), 23u);
 }
