@@ -53,15 +53,19 @@ RunPreset read_run_preset(const fs::path& file) {
   std::stringstream ss;
   ss << in.rdbuf();
   if (!in && !in.eof()) throw Error(where + ": cannot read it");
+  return parse_run_preset(ss.str(), file.stem().string(), where);
+}
+
+RunPreset parse_run_preset(std::string_view body, const std::string& name, const std::string& where) {
   trainer::json::Value v;
   try {
-    v = trainer::json::parse(ss.str(), 8);
+    v = trainer::json::parse(body, 8);
   } catch (const Error& e) {
     throw Error(where + ": " + e.what());
   }
   if (!v.is_object()) throw Error(where + ": must be one JSON object, like {\"pp\": 2, \"dp\": 2}");
   RunPreset p;
-  p.name = file.stem().string();
+  p.name = name;
   for (const auto& [key, value] : v.as_object()) {
     const std::string k = text::printable(key);
     if (key == "about") {

@@ -15,6 +15,7 @@
 // plan's rules: a bad file is one line naming the file (trainer::Error), never a guess.
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace onegpu::cli {
@@ -27,6 +28,8 @@ struct RunPreset {
 
 // Reads and checks one preset file. Throws trainer::Error with one line.
 RunPreset read_run_preset(const std::filesystem::path& file);
+// The same for a file's text; `where` starts every message ("preset FILE").
+RunPreset parse_run_preset(std::string_view text, const std::string& name, const std::string& where);
 // NAME (a file in presets_dir()) or a path to a file (it has a '/' or ends in .json).
 RunPreset load_run_preset(const std::string& name_or_file);
 
