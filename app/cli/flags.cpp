@@ -22,6 +22,7 @@ std::string name_of(const CLI::Option* o) {
 
 Flags::Flags(std::string command, std::string about) : app_(std::move(about), std::move(command)) {
   app_.allow_extras();  // unknown flags are reported by parse(), in our words
+  app_.set_help_flag("-h,--help", "show these flags and exit");
   app_.get_formatter()->column_width(28);
 }
 

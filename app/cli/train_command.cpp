@@ -301,8 +301,8 @@ trainer::ParallelOptions parallel_options(const TrainArgs& a) {
 }
 
 static const char* predict_about(bool sample) {
-  return sample ? "Continues the prompt by sampling N tokens (temperature 0.8)."
-                : "The K most likely next tokens after the prompt, one token and probability a line.";
+  return sample ? "Continues the prompt by sampling N tokens (temperature 0.8).\n"
+                : "The K most likely next tokens after the prompt, one token and probability a line.\n";
 }
 
 static std::string predict_help(bool sample) {
