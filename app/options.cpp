@@ -189,8 +189,7 @@ Options parse_options(const std::vector<std::string>& args) {
       const cli::RunPreset p = cli::load_run_preset(o.preset);
       o.lab_args.insert(o.lab_args.begin(), p.flags.begin(), p.flags.end());
     }
-    if (f.given("--open")) {
-      if (!o.lab) throw Error("unknown option '--open' (see onegpu --help)");
+    if (f.given("--open")) {  // only with --lab (checked above)
       if (!o.lab_args.empty() || o.lab_steps || o.lab_ops || o.lab_play)
         throw Error("--open replays a recorded trace: give it without train flags, --steps or --ops");
       o.lab = false;  // the Lab opens on the recording, not on a run of its own
