@@ -414,56 +414,98 @@ void App::draw_help() {
   ImGui::End();
 }
 
-void App::draw_panels(int fb_w, int fb_h, double now) {
+// The chapter list on the left (Tab hides it): the parts, every chapter, and the Lab.
+void App::draw_chapter_list(float side_w, float height) {
   const auto& chapters = story();
   const float s = nav_.ui_scale();
-  const float W = static_cast<float>(fb_w), H = static_cast<float>(fb_h);
-  const float status_h = status_height(H, s);
-  const float side_w = nav_.sidebar_open() ? side_width(W, s) : 0.0f;
-  const float caption_h = caption_room(H, s);
-  const ChapterInfo& info = chapters[nav_.index()];
-
-  // Chapter list.
-  if (side_w > 0) {
-    ImGui::SetNextWindowPos({0, 0});
-    ImGui::SetNextWindowSize({side_w, H - status_h});
-    ImGui::Begin("##chapters", nullptr, kPanel);
-    ImGui::SetWindowFontScale(std::min(1.0f, side_w / std::round(kSideW * s)));  // narrower than asked: smaller
-    ImGui::PushFont(title_font_);
-    ImGui::TextUnformatted("onegpu");
-    ImGui::PopFont();
-    ImGui::PushFont(small_font_);
-    ImGui::TextDisabled("how big models train on many GPUs");
-    ImGui::PopFont();
-    ImGui::Spacing();
-    std::string_view part;
-    for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
-      const auto& c = chapters[i];
-      if (c.part != part) {
-        part = c.part;
-        ImGui::Spacing();
-        ImGui::PushFont(small_font_);
-        ImGui::TextColored(im(render::palette::forward), "%s", std::string(part).c_str());
-        ImGui::PopFont();
-      }
-      char label[160];
-      std::snprintf(label, sizeof label, "%2d  %s##%d", i + 1, std::string(c.title).c_str(), i);
-      if (ImGui::Selectable(label, i == nav_.index())) {
-        nav_.go_to(i);
-      }
-      if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
+  ImGui::SetNextWindowPos({0, 0});
+  ImGui::SetNextWindowSize({side_w, height});
+  ImGui::Begin("##chapters", nullptr, kPanel);
+  ImGui::SetWindowFontScale(std::min(1.0f, side_w / std::round(kSideW * s)));  // narrower than asked: smaller
+  ImGui::PushFont(title_font_);
+  ImGui::TextUnformatted("onegpu");
+  ImGui::PopFont();
+  ImGui::PushFont(small_font_);
+  ImGui::TextDisabled("how big models train on many GPUs");
+  ImGui::PopFont();
+  ImGui::Spacing();
+  std::string_view part;
+  for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
+    const auto& c = chapters[i];
+    if (c.part != part) {
+      part = c.part;
+      ImGui::Spacing();
+      ImGui::PushFont(small_font_);
+      ImGui::TextColored(im(render::palette::forward), "%s", std::string(part).c_str());
+      ImGui::PopFont();
     }
-    ImGui::Spacing();
-    ImGui::PushFont(small_font_);
-    ImGui::TextColored(im(render::palette::forward), "%s", "Your own run");
-    ImGui::PopFont();
-    if (ImGui::Selectable("    Lab: split, step, watch  (L)", false)) nav_.set_lab(true);
-    ImGui::End();
+    char label[160];
+    std::snprintf(label, sizeof label, "%2d  %s##%d", i + 1, std::string(c.title).c_str(), i);
+    if (ImGui::Selectable(label, i == nav_.index())) {
+      nav_.go_to(i);
+    }
+    if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
   }
+  ImGui::Spacing();
+  ImGui::PushFont(small_font_);
+  ImGui::TextColored(im(render::palette::forward), "%s", "Your own run");
+  ImGui::PopFont();
+  if (ImGui::Selectable("    Lab: split, step, watch  (L)", false)) nav_.set_lab(true);
+  ImGui::End();
+}
 
-  // Caption, progress dots and the chapter's button, all at the caption's own scale cs: the
-  // text scale, or less when the caption would not fit in the room the panel may take.
-  const float cap_w = W - side_w;
+// Where the story is: "3 / 29 · part" and one dot a chapter, right-aligned on the caption's
+// first line; each dot jumps to its chapter. They get smaller rather than run over the words
+// on their left (the part's name goes first). Drawn inside the caption panel, at its scale cs.
+void App::draw_progress_dots(float cs) {
+  const auto& chapters = story();
+  const ChapterInfo& info = chapters[nav_.index()];
+  ImGui::PushFont(small_font_);
+  ImVec2 win = ImGui::GetWindowPos();
+  int parts = 0;
+  std::string_view p;
+  for (const auto& c : chapters) if (c.part != p) { p = c.part; ++parts; }
+  char where[96];
+  std::snprintf(where, sizeof where, "%d / %zu  ·  %s", nav_.index() + 1, chapters.size(), std::string(info.part).c_str());
+  auto dots_step = [&](const char* words) {
+    const float words_end = ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(words).x + 24.0f * cs;
+    const float room = win.x + ImGui::GetWindowWidth() - 16.0f * cs - words_end;
+    return std::min(13.0f * cs, room / (chapters.size() + (parts - 1) * 9.0f / 13.0f));
+  };
+  float step = dots_step(where);
+  if (step < 8.0f * cs) {
+    std::snprintf(where, sizeof where, "%d / %zu", nav_.index() + 1, chapters.size());
+    step = std::max(dots_step(where), 4.0f);
+  }
+  ImGui::TextColored(im(render::palette::text_dim), "%s", where);
+  ImGui::PopFont();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float r = step * 4.0f / 13.0f, part_gap = step * 9.0f / 13.0f;
+  float dots_w = step * chapters.size() + part_gap * (parts - 1);
+  float x = win.x + ImGui::GetWindowWidth() - dots_w - 16.0f * cs;
+  float y = win.y + 12.0f * cs + 6.0f * cs;
+  p = chapters[0].part;
+  for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
+    if (chapters[i].part != p) { p = chapters[i].part; x += part_gap; }
+    ImVec2 c{x + step * 0.5f, y};
+    bool here = i == nav_.index();
+    if (here) dl->AddCircleFilled(c, r * 1.5f, im32(render::palette::focus));
+    else dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
+    ImGui::SetCursorScreenPos({x, y - step * 0.5f});
+    ImGui::PushID(i);
+    if (ImGui::InvisibleButton("dot", {step, step})) nav_.go_to(i);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%d  %s", i + 1, std::string(chapters[i].title).c_str());
+    ImGui::PopID();
+    x += step;
+  }
+}
+
+// The caption panel: the chapter's place and progress dots, its title and caption, and its
+// button, all at the caption's own scale cs: the text scale, or less when the caption would not
+// fit in the room the panel may take.
+void App::draw_caption(float x, float y, float cap_w, float caption_h, double now) {
+  const float s = nav_.ui_scale();
+  const ChapterInfo& info = story()[nav_.index()];
   const std::string caption(info.caption);
   auto caption_needs = [&](float cs) {
     const float button_w = info.action.empty() ? 0.0f : std::min(250.0f * cs, 0.4f * cap_w);
@@ -474,7 +516,7 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
   };
   float cs = s;
   for (int i = 0; i < 12 && caption_needs(cs) > caption_h && cs > 0.5f * s; ++i) cs *= 0.94f;
-  ImGui::SetNextWindowPos({side_w, H - status_h - caption_h});
+  ImGui::SetNextWindowPos({x, y});
   ImGui::SetNextWindowSize({cap_w, caption_h});
   ImGui::Begin("##caption", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar);
   ImGui::SetWindowFontScale(cs / s);
@@ -483,46 +525,10 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * cs, 1.0f * cs});
     if (ImGui::SmallButton(nav_.sidebar_open() ? "Hide list" : "Chapters")) nav_.apply(Action::ToggleSidebar, now);
     ImGui::PopStyleVar();
-    ImGui::SameLine();
-    // Progress dots right-aligned on the same line; each one jumps to its chapter. They get
-    // smaller rather than run over the words on their left (the part's name goes first).
-    ImVec2 win = ImGui::GetWindowPos();
-    int parts = 0;
-    std::string_view p;
-    for (const auto& c : chapters) if (c.part != p) { p = c.part; ++parts; }
-    char where[96];
-    std::snprintf(where, sizeof where, "%d / %zu  ·  %s", nav_.index() + 1, chapters.size(), std::string(info.part).c_str());
-    auto dots_step = [&](const char* words) {
-      const float words_end = ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(words).x + 24.0f * cs;
-      const float room = win.x + ImGui::GetWindowWidth() - 16.0f * cs - words_end;
-      return std::min(13.0f * cs, room / (chapters.size() + (parts - 1) * 9.0f / 13.0f));
-    };
-    float step = dots_step(where);
-    if (step < 8.0f * cs) {
-      std::snprintf(where, sizeof where, "%d / %zu", nav_.index() + 1, chapters.size());
-      step = std::max(dots_step(where), 4.0f);
-    }
-    ImGui::TextColored(im(render::palette::text_dim), "%s", where);
     ImGui::PopFont();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float r = step * 4.0f / 13.0f, part_gap = step * 9.0f / 13.0f;
-    float dots_w = step * chapters.size() + part_gap * (parts - 1);
-    float x = win.x + ImGui::GetWindowWidth() - dots_w - 16.0f * cs;
-    float y = win.y + 12.0f * cs + 6.0f * cs;
-    p = chapters[0].part;
-    for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
-      if (chapters[i].part != p) { p = chapters[i].part; x += part_gap; }
-      ImVec2 c{x + step * 0.5f, y};
-      bool here = i == nav_.index();
-      if (here) dl->AddCircleFilled(c, r * 1.5f, im32(render::palette::focus));
-      else dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
-      ImGui::SetCursorScreenPos({x, y - step * 0.5f});
-      ImGui::PushID(i);
-      if (ImGui::InvisibleButton("dot", {step, step})) nav_.go_to(i);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%d  %s", i + 1, std::string(chapters[i].title).c_str());
-      ImGui::PopID();
-      x += step;
-    }
+    ImGui::SameLine();
+    draw_progress_dots(cs);
+    const ImVec2 win = ImGui::GetWindowPos();
     ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + 34.0f * cs});
     ImGui::PushFont(title_font_);
     ImGui::TextUnformatted(std::string(info.title).c_str());
@@ -543,11 +549,20 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
     }
   }
   ImGui::End();
+}
 
+// Every panel around the picture: the chapter list, the caption, the status bar and a toast;
+// what is left is the scene's viewport.
+void App::draw_panels(int fb_w, int fb_h, double now) {
+  const float s = nav_.ui_scale();
+  const float W = static_cast<float>(fb_w), H = static_cast<float>(fb_h);
+  const float status_h = status_height(H, s);
+  const float side_w = nav_.sidebar_open() ? side_width(W, s) : 0.0f;
+  const float caption_h = caption_room(H, s);
+  if (side_w > 0) draw_chapter_list(side_w, H - status_h);
+  draw_caption(side_w, H - status_h - caption_h, W - side_w, caption_h, now);
   draw_status(W, H, status_h);
-
   draw_toast(side_w + (W - side_w) * 0.5f, now);
-
   scene_ = {static_cast<int>(side_w), 0, fb_w - static_cast<int>(side_w),
             fb_h - static_cast<int>(status_h + caption_h)};
 }

@@ -74,7 +74,10 @@ class App {
 
  private:
   void rebuild_fonts();
-  void draw_panels(int fb_w, int fb_h, double now);
+  void draw_panels(int fb_w, int fb_h, double now);  // the four below, laid out
+  void draw_chapter_list(float side_w, float height);
+  void draw_progress_dots(float cs);
+  void draw_caption(float x, float y, float cap_w, float caption_h, double now);
   void draw_status(float W, float H, float status_h);
   void draw_help();  // the key list (F1 or ?)
   void draw_toast(float center_x, double now);

@@ -37,6 +37,7 @@ struct Options {
   int lab_steps = 0;          // --headless --lab: whole steps to run before the picture
   int lab_ops = 0;            // --headless --lab: ops to run by hand before the picture
   bool lab_play = false;      // start training at once (train --watch)
+  std::string preset;         // the Lab: a run preset's name or file (app/cli/run_preset.h), its flags in lab_args
   std::string view;           // a trace to open in the Lab (`onegpu view FILE.json`, `onegpu lab --open FILE.json`)
   std::optional<double> scrub;  // the Lab: the replay cursor at this fraction (0..1) of the shown step
   std::string tab;            // the Lab: the bottom pane's tab (timeline, charts, experts, ...)

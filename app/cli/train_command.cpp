@@ -12,7 +12,9 @@
 #include <fstream>
 #include <system_error>
 #include <memory>
+#include <optional>
 
+#include "app/cli/flags.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
 #include "trainer/io/chrome_trace.h"
@@ -34,28 +36,6 @@ namespace text = trainer::text;
 namespace limits = trainer::limits;
 
 namespace {
-
-// Strict: digits only, in [lo, hi], checked before narrowing (trainer/io/text.h).
-long long parse_int(const std::string& flag, const std::string& v, long long lo, long long hi) {
-  return text::int_flag(flag, v, lo, hi);
-}
-
-// Walks flags; each takes one value.
-template <class F>
-void walk(const std::vector<std::string>& args, F on_flag) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--quiet") {
-      on_flag(a, std::string());
-      continue;
-    }
-    if (a.rfind("--", 0) != 0) throw Error("unexpected argument '" + a + "'");
-    if (i + 1 >= args.size()) throw Error(a + " needs a value");
-    // An empty value is never what a user means (--resume '' would start a fresh run).
-    if (args[i + 1].empty()) throw Error(a + " needs a value, got an empty one");
-    on_flag(a, args[++i]);
-  }
-}
 
 std::string fmt_time(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -82,12 +62,6 @@ int fail(const char* cmd, const std::exception& e) {
 }
 
 std::vector<std::string> rest(int argc, char** argv) { return std::vector<std::string>(argv + 1, argv + argc); }
-
-bool wants_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return true;
-  return false;
-}
 
 // The prompt of --prompt-file: the file's bytes ("-": standard input), one trailing newline
 // dropped (as `echo` adds one), at most limits::kMaxPromptBytes.
@@ -133,84 +107,119 @@ int guarded(const char* cmd, F body) {
   }
 }
 
-constexpr const char* kTrainUsage =
-    "usage: onegpu train [--model story|story8|scale|wide] [--steps N] [--batch B] [--microbatches M]\n"
-    "                    [--seed S] [--threads T] [--corpus FILE] [--log FILE.jsonl] [--save CKPT]\n"
-    "                    [--resume CKPT] [--stop-at K] [--quiet] [--device cpu|cuda|auto]\n"
-    "                    [--dp N] [--ep N] [--pp N] [--vstages V] [--schedule gpipe|1f1b|interleaved|zb1]\n"
-    "                    [--link nvlink|ib|pcie] [--trace FILE.json] [--trace-steps N] [--seq S]\n"
-    "                    [--workers W] [--zero 0|1]\n"
-    "  Trains the tiny mixture-of-experts model (default: story, 1000 steps of 4 texts, on the\n"
-    "  generated story corpus) and prints the held-out loss. --steps counts from step 0, also\n"
-    "  when resuming; --stop-at stops early while the schedule still spans --steps.\n"
-    "  --dp/--ep/--pp/--vstages/--schedule split the run over pp x dp virtual ranks (each dp rank\n"
-    "  takes batch/dp texts in --microbatches microbatches; the loss is over the global batch).\n"
-    "  Left out, --microbatches becomes pp when the pipeline needs that many, and interleaved\n"
-    "  takes --vstages 2; a line on stderr says so.\n"
-    "  --link sets the simulated interconnect; --trace writes a Perfetto trace (ui.perfetto.dev)\n"
-    "  of the last --trace-steps steps (default 50, fewer if they pass 1M ops, ~200 MB), one\n"
-    "  after another in time; --seq shortens the texts, --workers sets the engine's threads.\n"
-    "  --zero 1 (ZeRO-1) splits the fp32 master weights and Adam moments over the ranks holding\n"
-    "  copies of the same weights: gradients are reduce-scattered, each rank updates its piece,\n"
-    "  the bf16 weights are all-gathered. Same losses and weights, bit for bit, as --zero 0.\n"
-    "  --device cuda runs the ops on the GPU (one rank only for now); auto picks the GPU when there\n"
-    "  is one. Default cpu.\n";
-constexpr const char* kPredictUsage =
-    "usage: onegpu predict --resume CKPT (--prompt TEXT | --prompt-file FILE) [--top K]\n"
-    "  The K most likely next tokens after TEXT, one token and probability a line.\n"
-    "  --prompt-file reads the prompt from FILE (- for standard input; one final newline dropped).\n";
-constexpr const char* kSampleUsage =
-    "usage: onegpu sample --resume CKPT (--prompt TEXT | --prompt-file FILE) [--tokens N] [--seed S]\n"
-    "  Continues TEXT by sampling N tokens (temperature 0.8).\n"
-    "  --prompt-file reads the prompt from FILE (- for standard input; one final newline dropped).\n";
+constexpr const char* kTrainAbout =
+    "Trains the tiny mixture-of-experts model (default: story, 1000 steps of 4 texts, on the\n"
+    "generated story corpus) and prints the held-out loss.\n";
+constexpr const char* kTrainFooter =
+    "--steps counts from step 0, also when resuming; --stop-at stops early while the schedule\n"
+    "still spans --steps.\n"
+    "--dp/--ep/--pp/--vstages/--schedule split the run over pp x dp virtual ranks (each dp rank\n"
+    "takes batch/dp texts in --microbatches microbatches; the loss is over the global batch).\n"
+    "Left out, --microbatches becomes pp when the pipeline needs that many, and interleaved\n"
+    "takes --vstages 2; a line on stderr says so.\n"
+    "--trace writes a Perfetto trace (ui.perfetto.dev) of the last\n"
+    "--trace-steps steps (default 50, fewer if they pass 1M ops, ~200 MB), one after another.\n"
+    "--zero 1 (ZeRO-1) splits the fp32 master weights and Adam moments over the ranks holding\n"
+    "copies of the same weights: gradients are reduce-scattered, each rank updates its piece,\n"
+    "the bf16 weights are all-gathered. Same losses and weights, bit for bit, as --zero 0.\n"
+    "--device cuda runs the ops on the GPU (one rank only for now); auto picks the GPU when there\n"
+    "is one.\n"
+    "Bad input is one line on stderr and exit status 2.";
+constexpr const char* kPromptFooter =
+    "--prompt-file reads the prompt from FILE (- for standard input; one final newline dropped).\n"
+    "Bad input is one line on stderr and exit status 2.";
+
+// The flags of `onegpu predict` and `onegpu sample` (predict: --top; sample: --tokens, --seed).
+void add_predict_flags(Flags& f, PredictArgs& a, bool sample, int& prompts) {
+  f.text("--resume", "CKPT", "the checkpoint to load (required)", a.resume);
+  f.value("--prompt", "TEXT", "the text to continue", [&a, &prompts](const std::string& v) {
+    if (prompts++) throw Error("give the prompt once: --prompt TEXT or --prompt-file FILE");
+    a.prompt = v;
+  });
+  f.value("--prompt-file", "FILE", "read the prompt from FILE (- for standard input)", [&a, &prompts](const std::string& v) {
+    if (prompts++) throw Error("give the prompt once: --prompt TEXT or --prompt-file FILE");
+    a.prompt = read_prompt_file(v);
+  });
+  if (!sample) f.integer("--top", "K", "how many of the likeliest tokens to print (default 10)", a.top, 1, limits::kMaxTop);
+  if (sample) {
+    f.integer("--tokens", "N", "tokens to sample (default 40)", a.tokens, 1, limits::kMaxTokens);
+    f.u64("--seed", "S", "the sampling seed (default 1)", a.seed);
+  }
+}
 
 }  // namespace
 
-TrainArgs parse_train_args(const std::vector<std::string>& args) {
-  TrainArgs a;
-  walk(args, [&](const std::string& f, const std::string& v) {
-    a.given.insert(f);
-    if (f == "--model") {
-      trainer::model_preset(v);  // throws for an unknown name
-      a.model = v;
-      a.model_given = true;
-    } else if (f == "--steps") a.steps = (int)parse_int(f, v, 1, limits::kMaxSteps);
-    else if (f == "--batch") a.batch = (int)parse_int(f, v, 1, limits::kMaxBatch);
-    else if (f == "--microbatches") a.microbatches = (int)parse_int(f, v, 1, limits::kMaxBatch);
-    else if (f == "--seed") a.seed = text::u64_flag(f, v);
-    else if (f == "--threads") a.threads = (int)parse_int(f, v, 1, limits::kMaxThreads);
-    else if (f == "--device") {
-      if (v != "cpu" && v != "cuda" && v != "auto")
-        throw Error("--device must be cpu, cuda or auto (got '" + text::printable(v) + "')");
-      a.device = v;
-    } else if (f == "--corpus") a.corpus = v;
-    else if (f == "--log") a.log = v;
-    else if (f == "--save") a.save = v;
-    else if (f == "--stop-at") a.stop_at = (int)parse_int(f, v, 1, limits::kMaxSteps);
-    else if (f == "--resume") a.resume = v;
-    else if (f == "--quiet") a.quiet = true;
-    else if (f == "--dp") a.dp = (int)parse_int(f, v, 1, limits::kMaxRanksPerAxis);
-    else if (f == "--ep") a.ep = (int)parse_int(f, v, 1, limits::kMaxRanksPerAxis);
-    else if (f == "--pp") a.pp = (int)parse_int(f, v, 1, limits::kMaxRanksPerAxis);
-    else if (f == "--vstages") a.vstages = (int)parse_int(f, v, 1, limits::kMaxVstages);
-    else if (f == "--schedule") {
-      trainer::parse_schedule(v);  // throws for an unknown name
-      a.schedule = v;
-    } else if (f == "--link") {
-      trainer::CostModel::for_link(v);  // throws for an unknown name
-      a.link = v;
-    } else if (f == "--trace") a.trace = v;
-    else if (f == "--trace-steps") a.trace_steps = (int)parse_int(f, v, 1, limits::kMaxTraceSteps);
-    else if (f == "--seq") a.seq = (int)parse_int(f, v, 1, limits::kMaxSeq);
-    else if (f == "--workers") a.workers = (int)parse_int(f, v, 1, limits::kMaxThreads);
-    else if (f == "--zero") {
-      if (v != "0" && v != "1")
-        throw Error("--zero must be 0 or 1 (got '" + text::printable(v) +
-                    "'); ZeRO-2 and ZeRO-3 are only modelled, in the full-size readout");
-      a.zero = v == "1" ? 1 : 0;
-    }
-    else throw Error("unknown option '" + f + "'");
+void add_train_flags(Flags& f, TrainArgs& a) {
+  // >>train-flags: one line a flag. A new flag added here is also taken by the Lab
+  // (`onegpu lab`, app/options.cpp), unless it is one of kNotLabFlags.
+  f.value("--model", "NAME", "story, story8, scale or wide (default story)", [&a](const std::string& v) {
+    trainer::model_preset(v);  // throws for an unknown name
+    a.model = v;
+    a.model_given = true;
   });
+  f.integer("--steps", "N", "steps of the whole schedule (default 1000)", a.steps, 1, limits::kMaxSteps);
+  f.integer("--batch", "B", "texts a step, the global batch (default 4)", a.batch, 1, limits::kMaxBatch);
+  f.integer("--microbatches", "M", "microbatches a step (default 1; pp when a pipeline needs it)", a.microbatches, 1,
+            limits::kMaxBatch);
+  f.u64("--seed", "S", "the run's seed (default 1)", a.seed);
+  f.integer("--threads", "T", "one-rank run: threads of the maths (default 1)", a.threads, 1, limits::kMaxThreads);
+  f.value("--device", "NAME", "cpu, cuda or auto: where the ops run (default cpu)", [&a](const std::string& v) {
+    if (v != "cpu" && v != "cuda" && v != "auto")
+      throw Error("--device must be cpu, cuda or auto (got '" + text::printable(v) + "')");
+    a.device = v;
+  });
+  f.text("--corpus", "FILE", "train on this UTF-8 text (default: the generated stories)", a.corpus);
+  f.text("--log", "FILE.jsonl", "one JSON line a step (loss, memory, ...)", a.log);
+  f.text("--save", "CKPT", "save a checkpoint at the end (one rank only)", a.save);
+  f.text("--resume", "CKPT", "go on from a checkpoint (one rank only)", a.resume);
+  f.integer("--stop-at", "K", "stop (and save) after step K", a.stop_at, 1, limits::kMaxSteps);
+  f.flag("--quiet", "no progress line", a.quiet);
+  f.integer("--dp", "N", "data-parallel copies", a.dp, 1, limits::kMaxRanksPerAxis);
+  f.integer("--ep", "N", "expert-parallel groups inside dp", a.ep, 1, limits::kMaxRanksPerAxis);
+  f.integer("--pp", "N", "pipeline stages", a.pp, 1, limits::kMaxRanksPerAxis);
+  f.integer("--vstages", "V", "model chunks a pipeline rank (interleaved)", a.vstages, 1, limits::kMaxVstages);
+  f.value("--schedule", "NAME", "gpipe, 1f1b, interleaved or zb1 (default 1f1b)", [&a](const std::string& v) {
+    trainer::parse_schedule(v);  // throws for an unknown name
+    a.schedule = v;
+  });
+  f.value("--link", "NAME", "the simulated interconnect: nvlink, ib or pcie", [&a](const std::string& v) {
+    trainer::CostModel::for_link(v);  // throws for an unknown name
+    a.link = v;
+  });
+  f.text("--trace", "FILE.json", "write a Chrome/Perfetto trace of the last steps", a.trace);
+  f.integer("--trace-steps", "N", "steps the trace keeps (default 50)", a.trace_steps, 1, limits::kMaxTraceSteps);
+  f.integer("--seq", "S", "tokens a text (default: the model's)", a.seq, 1, limits::kMaxSeq);
+  f.integer("--workers", "W", "the engine's threads (default: one a core)", a.workers, 1, limits::kMaxThreads);
+  f.value("--zero", "0|1", "1: ZeRO-1, the optimizer state split over the copies", [&a](const std::string& v) {
+    if (v != "0" && v != "1")
+      throw Error("--zero must be 0 or 1 (got '" + text::printable(v) +
+                  "'); ZeRO-2 and ZeRO-3 are only modelled, in the full-size readout");
+    a.zero = v == "1" ? 1 : 0;
+  });
+}
+
+static void describe_train(Flags& f) {
+  f.errors("", false);
+  f.footer(kTrainFooter);
+}
+
+static std::string train_help() {
+  TrainArgs a;
+  Flags f("onegpu train", kTrainAbout);
+  add_train_flags(f, a);
+  describe_train(f);
+  return f.help();
+}
+
+// Empty when --help was asked.
+static std::optional<TrainArgs> parse_train(const std::vector<std::string>& args) {
+  TrainArgs a;
+  Flags f("onegpu train", kTrainAbout);
+  add_train_flags(f, a);
+  describe_train(f);
+  if (!f.parse(args)) return std::nullopt;
+  for (const auto& [name, takes_value] : f.names())
+    if (f.given(name)) a.given.insert(name);
   for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--trace-steps", "--seq",
                         "--workers", "--zero"})
     if (a.given.count(f)) a.parallel = true;
@@ -228,6 +237,12 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
                 std::to_string((long long)a.dp * a.microbatches) + "; every microbatch needs a text");
   if (a.given.count("--trace-steps") && a.trace.empty()) throw Error("--trace-steps needs --trace FILE.json");
   return a;
+}
+
+TrainArgs parse_train_args(const std::vector<std::string>& args) {
+  std::optional<TrainArgs> a = parse_train(args);
+  if (!a) throw Error("--help is for the command line: onegpu train --help");
+  return *a;
 }
 
 std::string fill_defaults(TrainArgs& a) {
@@ -295,25 +310,39 @@ trainer::ParallelOptions parallel_options(const TrainArgs& a) {
   return o;
 }
 
-PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample) {
+static const char* predict_about(bool sample) {
+  return sample ? "Continues the prompt by sampling N tokens (temperature 0.8).\n"
+                : "The K most likely next tokens after the prompt, one token and probability a line.\n";
+}
+
+static std::string predict_help(bool sample) {
   PredictArgs a;
-  bool have_prompt = false;
-  walk(args, [&](const std::string& f, const std::string& v) {
-    if (f == "--resume") a.resume = v;
-    else if (f == "--prompt" || f == "--prompt-file") {
-      if (have_prompt) throw Error("give the prompt once: --prompt TEXT or --prompt-file FILE");
-      a.prompt = f == "--prompt" ? v : read_prompt_file(v);
-      have_prompt = true;
-    }
-    else if (f == "--top" && !sample) a.top = (int)parse_int(f, v, 1, limits::kMaxTop);
-    else if (f == "--tokens" && sample) a.tokens = (int)parse_int(f, v, 1, limits::kMaxTokens);
-    else if (f == "--seed" && sample) a.seed = text::u64_flag(f, v);
-    else throw Error("unknown option '" + f + "'");
-  });
+  int prompts = 0;
+  Flags f(sample ? "onegpu sample" : "onegpu predict", predict_about(sample));
+  add_predict_flags(f, a, sample, prompts);
+  f.footer(kPromptFooter);
+  return f.help();
+}
+
+// Empty when --help was asked.
+static std::optional<PredictArgs> parse_predict(const std::vector<std::string>& args, bool sample) {
+  PredictArgs a;
+  int prompts = 0;
+  Flags f(sample ? "onegpu sample" : "onegpu predict", predict_about(sample));
+  f.errors("", false);
+  add_predict_flags(f, a, sample, prompts);
+  if (!f.parse(args)) return std::nullopt;
+  const bool have_prompt = prompts > 0;
   if (a.resume.empty()) throw Error("--resume CKPT is required");
   if (!have_prompt || a.prompt.empty())
     throw Error("--prompt TEXT (or --prompt-file FILE, - for standard input) is required and must not be empty");
   return a;
+}
+
+PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample) {
+  std::optional<PredictArgs> a = parse_predict(args, sample);
+  if (!a) throw Error(std::string("--help is for the command line: onegpu ") + (sample ? "sample" : "predict") + " --help");
+  return *a;
 }
 
 namespace {
@@ -496,9 +525,10 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
 }  // namespace
 
 int train_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) return std::printf("%s", kTrainUsage), 0;
   return guarded("train", [&] {
-    TrainArgs a = parse_train_args(rest(argc, argv));
+    std::optional<TrainArgs> parsed = parse_train(rest(argc, argv));
+    if (!parsed) return std::printf("%s", train_help().c_str()), 0;
+    TrainArgs& a = *parsed;
     const std::string note = fill_defaults(a);
     // Every file the run will write is checked before it trains, so a typo does not lose a run.
     if (!a.save.empty()) trainer::files::check_output(a.save, "--save");
@@ -585,9 +615,10 @@ int train_main(int argc, char** argv) {
 }
 
 int predict_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) return std::printf("%s", kPredictUsage), 0;
   return guarded("predict", [&] {
-    PredictArgs a = parse_predict_args(rest(argc, argv), false);
+    std::optional<PredictArgs> parsed = parse_predict(rest(argc, argv), false);
+    if (!parsed) return std::printf("%s", predict_help(false).c_str()), 0;
+    const PredictArgs& a = *parsed;
     auto t = trainer::Trainer::load_for_inference(a.resume);
     for (const auto& p : trainer::next_token_distribution(t->model(), t->tokenizer(), a.prompt, a.top))
       std::printf("%-16s %.4f\n", show_token(p.text).c_str(), p.prob);
@@ -596,9 +627,10 @@ int predict_main(int argc, char** argv) {
 }
 
 int sample_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) return std::printf("%s", kSampleUsage), 0;
   return guarded("sample", [&] {
-    PredictArgs a = parse_predict_args(rest(argc, argv), true);
+    std::optional<PredictArgs> parsed = parse_predict(rest(argc, argv), true);
+    if (!parsed) return std::printf("%s", predict_help(true).c_str()), 0;
+    const PredictArgs& a = *parsed;
     auto t = trainer::Trainer::load_for_inference(a.resume);
     std::string out = a.prompt + trainer::sample_continuation(t->model(), t->tokenizer(), a.prompt, a.tokens,
                                                               a.seed, a.temperature);

@@ -58,6 +58,11 @@ trainer::ParallelOptions parallel_options(const TrainArgs& a);
 // changed: the plan rules judge it (parallel_run_config). `onegpu train` and the Lab call it.
 std::string fill_defaults(TrainArgs& a);
 
+class Flags;
+// Registers every flag of `onegpu train` on f, each writing into a. The Lab's options
+// (app/options.cpp) take the same list, so a flag added here reaches the Lab too.
+void add_train_flags(Flags& f, TrainArgs& a);
+
 // args exclude the sub-command name. Throw onegpu::trainer::Error with a one-line message.
 TrainArgs parse_train_args(const std::vector<std::string>& args);
 PredictArgs parse_predict_args(const std::vector<std::string>& args, bool sample);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "app/options.h"
 
 using namespace onegpu::app;
@@ -99,4 +101,50 @@ TEST(Options, LabReplayCompareAndVideo) {
   EXPECT_NE(message({"--headless", "--video", "v.mp4", "--out", "x.png"}).find("not both"), std::string::npos);
   EXPECT_NE(message({"--headless", "--chapter", "all", "--out", "x.png"}).find("is for --video"), std::string::npos);
   EXPECT_NE(message({"--headless", "--video", "v.mp4", "--fps", "0"}).find("between 1 and 120"), std::string::npos);
+}
+
+TEST(Options, TrainFlagsReachTheLabAsTyped) {
+  // The Lab takes every `onegpu train` flag (but --save and --resume), in the order typed;
+  // --steps is the Lab's own only in a headless render.
+  Options o = parse({"--lab", "--pp", "2", "--quiet", "--model=story8", "--steps", "7"});
+  EXPECT_EQ(o.lab_args, (std::vector<std::string>{"--pp", "2", "--quiet", "--model", "story8", "--steps", "7"}));
+  EXPECT_EQ(o.lab_steps, 0);
+  o = parse({"--headless", "--lab", "--steps", "3", "--out", "x.png", "--dp", "2"});
+  EXPECT_EQ(o.lab_steps, 3);
+  EXPECT_EQ(o.lab_args, (std::vector<std::string>{"--dp", "2"}));
+  auto message = [](std::vector<std::string> a) {
+    try {
+      parse_options(a);
+    } catch (const OptionsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({"--lab", "--save", "x.st"}), "unknown option '--save' (see onegpu --help)");
+  EXPECT_EQ(message({"--model", "story8"}), "unknown option '--model' (see onegpu --help)");
+  EXPECT_EQ(message({"--play"}), "unknown option '--play' (see onegpu --help)");
+  EXPECT_EQ(message({"--lab", "--dp"}), "--dp needs a value (see onegpu --help)");
+  EXPECT_EQ(message({"--chapter", ""}), "--chapter needs a value, got an empty one");
+  EXPECT_EQ(message({"stray"}), "unknown option 'stray' (see onegpu --help)");
+  // The last of a repeated flag wins; --help wins over everything else.
+  EXPECT_EQ(parse({"--chapter", "gpu", "--chapter", "open"}).chapter, "open");
+  EXPECT_TRUE(parse({"--size", "huge", "--help"}).help);
+}
+
+TEST(Options, PresetFlagsComeFirstSoTypedFlagsWin) {
+  Options o = parse({"--lab", "--preset", "stages", "--dp", "1"});
+  ASSERT_GE(o.lab_args.size(), 4u);
+  EXPECT_EQ(o.lab_args[o.lab_args.size() - 2], "--dp");
+  EXPECT_EQ(o.lab_args.back(), "1");
+  EXPECT_NE(std::find(o.lab_args.begin(), o.lab_args.end(), "story8"), o.lab_args.end());
+  EXPECT_THROW(parse_options({"--lab", "--preset", "no-such-preset"}), OptionsError);
+  EXPECT_THROW(parse_options({"--lab", "--open", "r.json", "--preset", "stages"}), OptionsError);  // a replay trains nothing
+}
+
+TEST(Options, HelpListsEveryFlagFromTheParser) {
+  const std::string u = usage();
+  for (const char* s : {"--preset NAME|FILE", "--compare 'SPLIT FLAGS'", "--ui-scale X", "Train flags, for the Lab",
+                        "--schedule NAME", "--zero 0|1"})
+    EXPECT_NE(u.find(s), std::string::npos) << s;
+  EXPECT_EQ(u.find("--save CKPT"), std::string::npos) << "the Lab keeps no checkpoints";
 }
