@@ -104,10 +104,14 @@ struct ParallelTrainer::Impl final : OpRunner {
   // What an expert rank holds of one layer and microbatch: the rows every member of its
   // all-to-all group sent it, source by source.
   struct ExpertWork {
-    std::vector<std::vector<std::int32_t>> offsets;  // per source: local expert e's rows, absolute
-    std::vector<RowRange> rows;                      // per source: its block in the buffers
-    ExpertCache cache;                               // xe, u, a, y of all received rows
-    Buffer<float> dy, dxe, du;                       // du: kept for W under ZB-H1
+    // The received rows are held expert by expert and, within an expert, source by source in
+    // member order: each experts op is one call over all of them (one fp32 copy of the weights
+    // per op, not one per source), and an expert's weight gradient still sums its rows in the
+    // order the per-source calls did (matmul accumulates over rows in order, cpu_matmul.cpp).
+    std::vector<std::int32_t> offsets;  // per local expert e: its rows [offsets[e], offsets[e+1])
+    std::vector<std::int32_t> at;       // [source * experts_per_rank + e]: first row from that source
+    ExpertCache cache;                  // xe, u, a, y of all received rows
+    Buffer<float> dy, dxe, du;          // du: kept for W under ZB-H1
   };
   struct Rank {
     RankCoord coord;
@@ -520,7 +524,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         break;
       case Part::Experts: {
         ExpertWork& w = R.work.at({op.layer_begin, mb});
-        for (const auto& off : w.offsets) M.experts_forward(op.layer_begin, off, w.cache);
+        M.experts_forward(op.layer_begin, w.offsets, w.cache);
         break;
       }
       case Part::Combine: {
@@ -543,8 +547,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       auto it = R.work.find({l, mb});         // experts of this rank, on rows other ranks sent
       if (it != R.work.end()) {
         ExpertWork& w = it->second;
-        for (const auto& off : w.offsets)
-          R.model->experts_backward_weight(l, off, w.cache, w.dy.data(), w.du.data());
+        R.model->experts_backward_weight(l, w.offsets, w.cache, w.dy.data(), w.du.data());
         R.work.erase(it);
       }
     }
@@ -575,11 +578,10 @@ struct ParallelTrainer::Impl final : OpRunner {
         w.dxe = floats(*R.tracker, MemCategory::Activations, n);
         if (op.kind == OpKind::BackwardInput && split_w()) {
           w.du = floats(*R.tracker, MemCategory::Activations, n / (std::size_t)mc.d_model * mc.expert_hidden);
-          for (const auto& off : w.offsets)
-            M.experts_backward_input(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
+          M.experts_backward_input(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
           w.cache.u = {};
         } else {
-          for (const auto& off : w.offsets) M.experts_backward(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data());
+          M.experts_backward(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data());
           w.cache = ExpertCache{};
           w.dy = {};
         }
@@ -775,9 +777,35 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::size_t members() const { return col.ranks.size(); }
   };
   MicrobatchState& member_state(const A2A& a, std::size_t i) { return state(rank(a.col.ranks[i]), a.c, a.mb); }
+  // Token member i's rows for local expert e of slice j: [first, first + n) of its packed rows.
+  struct Piece {
+    int first = 0, n = 0;
+  };
+  Piece piece(const MicrobatchState& st, int l, int j, int e) const {
+    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    const int g = j * rc.experts_per_rank() + e;
+    return {off[(std::size_t)g], off[(std::size_t)g + 1] - off[(std::size_t)g]};
+  }
   // rows x d_model floats; an empty slice may have a null pointer.
   void copy_rows(float* dst, const float* src, int rows) const {
     if (rows > 0) std::memcpy(dst, src, (std::size_t)rows * mc.d_model * sizeof(float));
+  }
+  // For every (token member i, expert slice j, local expert e): fn(i, j, e, token-side first
+  // row, expert-side first row, rows).
+  template <class Fn>
+  void for_pieces(const A2A& a, Fn fn) {
+    const int per_rank = rc.experts_per_rank();
+    const std::size_t m = a.members();
+    for (std::size_t i = 0; i < m; ++i) {
+      const MicrobatchState& st = member_state(a, i);
+      for (std::size_t j = 0; j < m; ++j) {
+        const ExpertWork& w = rank(a.col.ranks[j]).work.at({a.l, a.mb});
+        for (int e = 0; e < per_rank; ++e) {
+          const Piece p = piece(st, a.l, (int)j, e);
+          fn(i, j, p.first, w.at[i * (std::size_t)per_rank + (std::size_t)e], p.n);
+        }
+      }
+    }
   }
 
   void dispatch_forward(const A2A& a) {
@@ -787,25 +815,29 @@ struct ParallelTrainer::Impl final : OpRunner {
       Rank& Rj = rank(a.col.ranks[j]);
       if (Rj.coord.ep != (int)j) throw Error("all-to-all: member order is not the expert-slice order");
       ExpertWork w;
+      w.offsets.assign((std::size_t)per_rank + 1, 0);
+      w.at.assign(m * (std::size_t)per_rank, 0);
       int total = 0;
-      for (std::size_t i = 0; i < m; ++i) {
-        RowRange rr = rows_for(member_state(a, i), l, (int)j);
-        w.rows.push_back({total, total + rr.n()});
-        const auto& off = member_state(a, i).layers[(std::size_t)l].routing.offsets;
-        std::vector<std::int32_t> o((std::size_t)per_rank + 1);
-        for (int e = 0; e <= per_rank; ++e) o[(std::size_t)e] = total + off[(std::size_t)(j * per_rank + e)] - rr.a;
-        w.offsets.push_back(std::move(o));
-        total += rr.n();
+      for (int e = 0; e < per_rank; ++e) {
+        for (std::size_t i = 0; i < m; ++i) {
+          w.at[i * (std::size_t)per_rank + (std::size_t)e] = total;
+          total += piece(member_state(a, i), l, (int)j, e).n;
+        }
+        w.offsets[(std::size_t)e + 1] = total;
       }
       Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, (std::size_t)total * D);
       for (std::size_t i = 0; i < m; ++i) {
-        RowRange rr = rows_for(member_state(a, i), l, (int)j);
-        copy_rows(in.data() + (std::size_t)w.rows[i].a * D,
-                  member_state(a, i).layers[(std::size_t)l].experts.xe.data() + (std::size_t)rr.a * D, rr.n());
-        if (i != j && rr.n() > 0) {
+        const MicrobatchState& st = member_state(a, i);
+        const float* xe = st.layers[(std::size_t)l].experts.xe.data();
+        for (int e = 0; e < per_rank; ++e) {
+          const Piece p = piece(st, l, (int)j, e);
+          copy_rows(in.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D, xe + (std::size_t)p.first * D, p.n);
+        }
+        const int sent = rows_for(st, l, (int)j).n();
+        if (i != j && sent > 0) {
           std::lock_guard<std::mutex> lock(rows_mu);
-          rows_away[(std::size_t)a.col.ranks[i]][(std::size_t)l] += rr.n();
-          rank(a.col.ranks[i]).sent_to[{l, a.col.ranks[j]}] += rr.n();
+          rows_away[(std::size_t)a.col.ranks[i]][(std::size_t)l] += sent;
+          rank(a.col.ranks[i]).sent_to[{l, a.col.ranks[j]}] += sent;
         }
       }
       w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
@@ -818,19 +850,19 @@ struct ParallelTrainer::Impl final : OpRunner {
   void combine_forward(const A2A& a) {
     const int l = a.l, D = mc.d_model;
     const std::size_t m = a.members();
-    for (std::size_t i = 0; i < m; ++i) {  // token rank i gets its rows' outputs back
-      Rank& Ri = rank(a.col.ranks[i]);
-      MicrobatchState& st = member_state(a, i);
-      const std::size_t n = (std::size_t)st.T * mc.top_k;
-      Buffer<float> in = floats(*Ri.tracker, MemCategory::Communication, n * D);
-      for (std::size_t j = 0; j < m; ++j) {
-        const ExpertWork& w = rank(a.col.ranks[j]).work.at({l, a.mb});
-        RowRange rr = rows_for(st, l, (int)j);
-        copy_rows(in.data() + (std::size_t)rr.a * D, w.cache.y.data() + (std::size_t)w.rows[i].a * D, rr.n());
-      }
-      Buffer<float> y = floats(*Ri.tracker, MemCategory::Activations, n * D);
-      std::memcpy(y.data(), in.data(), n * D * sizeof(float));
-      st.layers[(std::size_t)l].experts.y = std::move(y);
+    // Token rank i gets its rows' outputs back, into a receive buffer, then its activations.
+    std::vector<Buffer<float>> in(m);
+    for (std::size_t i = 0; i < m; ++i)
+      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(in[i].data() + (std::size_t)token_row * D,
+                rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y.data() + (std::size_t)expert_row * D, n);
+    });
+    for (std::size_t i = 0; i < m; ++i) {
+      Buffer<float> y = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, in[i].size());
+      std::memcpy(y.data(), in[i].data(), in[i].size() * sizeof(float));
+      member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y);
+      in[i] = {};
     }
     for (std::size_t j = 0; j < m; ++j) rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y = {};  // not needed for backward
   }
@@ -838,19 +870,22 @@ struct ParallelTrainer::Impl final : OpRunner {
   void combine_backward(const A2A& a) {
     const int l = a.l, D = mc.d_model;
     const std::size_t m = a.members();
-    for (std::size_t j = 0; j < m; ++j) {  // expert rank j gets the output gradients of its rows
+    // Expert rank j gets the output gradients of its rows.
+    std::vector<Buffer<float>> in(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      const ExpertWork& w = rank(a.col.ranks[j]).work.at({l, a.mb});
+      in[j] = floats(*rank(a.col.ranks[j]).tracker, MemCategory::Communication, (std::size_t)w.offsets.back() * D);
+    }
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(in[j].data() + (std::size_t)expert_row * D,
+                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
+    });
+    for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
       ExpertWork& w = Rj.work.at({l, a.mb});
-      const std::size_t total = (std::size_t)w.rows.back().b;
-      Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, total * D);
-      for (std::size_t i = 0; i < m; ++i) {
-        MicrobatchState& st = member_state(a, i);
-        RowRange rr = rows_for(st, l, (int)j);
-        copy_rows(in.data() + (std::size_t)w.rows[i].a * D, st.layers[(std::size_t)l].dy.data() + (std::size_t)rr.a * D,
-                  rr.n());
-      }
-      w.dy = floats(*Rj.tracker, MemCategory::Activations, total * D);
-      if (total > 0) std::memcpy(w.dy.data(), in.data(), total * D * sizeof(float));
+      w.dy = floats(*Rj.tracker, MemCategory::Activations, in[j].size());
+      if (!in[j].empty()) std::memcpy(w.dy.data(), in[j].data(), in[j].size() * sizeof(float));
+      in[j] = {};
     }
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].dy = {};  // sent
   }
@@ -858,17 +893,18 @@ struct ParallelTrainer::Impl final : OpRunner {
   void dispatch_backward(const A2A& a) {
     const int l = a.l, D = mc.d_model;
     const std::size_t m = a.members();
-    for (std::size_t i = 0; i < m; ++i) {  // token rank i gets its rows' input gradients
-      Rank& Ri = rank(a.col.ranks[i]);
+    // Token rank i gets its rows' input gradients.
+    std::vector<Buffer<float>> in(m);
+    for (std::size_t i = 0; i < m; ++i)
+      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(in[i].data() + (std::size_t)token_row * D,
+                rank(a.col.ranks[j]).work.at({l, a.mb}).dxe.data() + (std::size_t)expert_row * D, n);
+    });
+    for (std::size_t i = 0; i < m; ++i) {
       MicrobatchState& st = member_state(a, i);
-      const std::size_t n = (std::size_t)st.T * mc.top_k;
-      Buffer<float> in = floats(*Ri.tracker, MemCategory::Communication, n * D);
-      for (std::size_t j = 0; j < m; ++j) {
-        const ExpertWork& w = rank(a.col.ranks[j]).work.at({l, a.mb});
-        RowRange rr = rows_for(st, l, (int)j);
-        copy_rows(in.data() + (std::size_t)rr.a * D, w.dxe.data() + (std::size_t)w.rows[i].a * D, rr.n());
-      }
-      std::memcpy(st.layers[(std::size_t)l].dxe.data(), in.data(), n * D * sizeof(float));
+      std::memcpy(st.layers[(std::size_t)l].dxe.data(), in[i].data(), in[i].size() * sizeof(float));
+      in[i] = {};
     }
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
