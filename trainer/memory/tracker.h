@@ -4,7 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <vector>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -38,10 +38,19 @@ class MemoryTracker {
  private:
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
   // which spares the page faults of fresh memory. The counts above are of live buffers only.
+  // Blocks of 1 MiB and more that must start zeroed come straight from the kernel (fresh
+  // pages read as zero and cost nothing until written) and go back to it when released: a
+  // rank's weights and optimizer state, of which a split run holds hundreds of copies.
   static constexpr std::size_t kCacheLimit = std::size_t{64} << 20;  // per tracker (per rank)
+  static constexpr std::size_t kFreshPages = std::size_t{1} << 20;
+  struct FreeList {
+    std::size_t size;           // rounded size
+    std::vector<void*> blocks;  // last freed first
+  };
   mutable std::mutex mu_;
   MemStats s_;
-  std::multimap<std::size_t, void*> cache_;  // rounded size -> block
+  std::vector<FreeList> cache_;  // by size: a rank uses a few dozen sizes
+  std::vector<void*> fresh_;     // live blocks that came from the kernel
   std::size_t cached_bytes_ = 0;
 };
 

@@ -200,21 +200,21 @@ struct ParallelTrainer::Impl final : OpRunner {
         sh.expert_count = L.expert_count();
         sh.embedding = R.coord.stage == L.stage_of_chunk(0);
         sh.head = R.coord.stage == L.stage_of_chunk(rc.chunks() - 1);
-        R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, sh, whole);
-        if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
-        if (opt.broadcast_first_step) {
-          // Only the first rank of each group has weights; the broadcast brings the others'.
-          ParamStore& P = R.model->params();
-          for (const auto& t : P.tensors()) {
-            const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
-            if (root) continue;
-            if (zero1())
-              std::fill_n(P.weights.data() + t.offset, t.size(), float_to_bf16(0.f));
-            else
-              std::fill_n(P.master.data() + t.offset, t.size(), 0.f);
-          }
-          if (!zero1()) P.sync_weights_from_master();
+        // The store's arrays start as fresh zero pages: only the weights this rank starts with
+        // are written. With broadcast_first_step only the first rank of each group has them (the
+        // others receive them in the first step); ZeRO-1 takes every rank's optimizer pieces
+        // from the initial master weights, so it copies them all and keeps its pieces.
+        ParamStore P(mc, *R.tracker, sh);
+        for (const auto& t : P.tensors()) {
+          const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
+          const bool has = !opt.broadcast_first_step || root;
+          if (!has && !zero1()) continue;
+          std::copy_n(whole.master.data() + t.full_offset, t.size(), P.master.data() + t.offset);
+          if (has)
+            for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i) P.weights[(std::size_t)i] = float_to_bf16(P.master[(std::size_t)i]);
         }
+        R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, std::move(P));
+        if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
       };
       for_ranks(world, build);
     }
