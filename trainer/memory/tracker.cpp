@@ -98,6 +98,18 @@ void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
     std::free(p);
 }
 
+void MemoryTracker::charge(std::size_t bytes, MemCategory c) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto i = static_cast<int>(c);
+  s_.current[i] += static_cast<std::int64_t>(bytes);
+  if (s_.current[i] > s_.peak[i]) s_.peak[i] = s_.current[i];
+}
+
+void MemoryTracker::uncharge(std::size_t bytes, MemCategory c) {
+  std::lock_guard<std::mutex> lk(mu_);
+  s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
+}
+
 MemStats MemoryTracker::stats() const {
   std::lock_guard<std::mutex> lk(mu_);
   return s_;

@@ -30,6 +30,9 @@ class MemoryTracker {
   // zero=false leaves the contents undefined (for buffers the caller overwrites completely).
   void* allocate(std::size_t bytes, MemCategory c, bool zero = true);
   void release(void* p, std::size_t bytes, MemCategory c);
+  // Bytes held without an allocation of this tracker's own (Buffer::shared).
+  void charge(std::size_t bytes, MemCategory c);
+  void uncharge(std::size_t bytes, MemCategory c);
   MemStats stats() const;
   std::int64_t current(MemCategory c) const;
   std::int64_t peak(MemCategory c) const;
@@ -63,6 +66,20 @@ class Buffer {
   Buffer(MemoryTracker& t, MemCategory c, std::size_t n, bool zero = true) : t_(&t), c_(c), n_(n) {
     p_ = static_cast<T*>(t.allocate(n * sizeof(T), c, zero));
   }
+  // n elements at p, owned by another buffer that outlives this one, charged to `t` all the
+  // same: for copies that hold bitwise the same values whatever happens (a split run's
+  // replicas of one shard), so that each still counts what a real device would hold.
+  static Buffer shared(MemoryTracker& t, MemCategory c, T* p, std::size_t n) {
+    Buffer b;
+    b.t_ = &t;
+    b.c_ = c;
+    b.n_ = n;
+    b.p_ = p;
+    b.owns_ = false;
+    t.charge(n * sizeof(T), c);
+    return b;
+  }
+  bool owns() const { return owns_; }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   Buffer(Buffer&& o) noexcept { swap(o); }
@@ -74,7 +91,11 @@ class Buffer {
     return *this;
   }
   ~Buffer() {
-    if (p_) t_->release(p_, n_ * sizeof(T), c_);
+    if (!p_) return;
+    if (owns_)
+      t_->release(p_, n_ * sizeof(T), c_);
+    else
+      t_->uncharge(n_ * sizeof(T), c_);
   }
   T* data() { return p_; }
   const T* data() const { return p_; }
@@ -93,11 +114,13 @@ class Buffer {
     std::swap(c_, o.c_);
     std::swap(n_, o.n_);
     std::swap(p_, o.p_);
+    std::swap(owns_, o.owns_);
   }
   MemoryTracker* t_ = nullptr;
   MemCategory c_ = MemCategory::Activations;
   std::size_t n_ = 0;
   T* p_ = nullptr;
+  bool owns_ = true;
 };
 
 }  // namespace onegpu::trainer

@@ -26,6 +26,7 @@ namespace onegpu::trainer {
 //   Rank state        ParallelTrainer::Impl: what each rank holds, what a step carries
 //   Building          the constructor: plans, the whole model once, every rank's shard
 //   ZeRO-1            which pieces of the optimizer state each rank keeps; the gradient norm
+//   Replicas          one copy of the weights and optimizer state per expert group
 //   Rank helpers      a rank's microbatches, events and probes, routes
 //   Ops of a rank     the runner: forward, backward (B and W), send, receive, update
 //   Collectives       all-reduce, broadcast, reduce-scatter, all-gather, all-to-all (phases)
@@ -311,6 +312,41 @@ struct ParallelTrainer::Impl final : OpRunner {
       sq += s;
     }
     return std::sqrt(sq);
+  }
+
+  // [SECTION] Replicas: one copy of the state that every member of an expert group holds
+  // The members of an expert group (same stage, same expert slice: dp / ep ranks) hold the
+  // same shard, and once the first update is done they hold bitwise the same weights, master
+  // weights and Adam moments for good: every member's gradients are the group's all-reduced
+  // sum (the dense ones over a larger group, but the same sum on every member), and AdamW on
+  // the same numbers gives the same numbers. So from the first update on the members share the
+  // first member's arrays and only that member runs the update: 1 / (dp / ep) of the memory
+  // and of the update's work. Each member's tracker is still charged the full arrays
+  // (Buffer::shared), which is what a real device holds. Gradients stay per rank (each
+  // backward writes its own until the all-reduce). ZeRO-1 keeps its own pieces instead.
+  bool shared_state = false;
+  int replica_owner(int r) const { return layout().expert_group(r).front(); }
+  void share_replica_state() {
+    if (shared_state || zero1() || rc.dp / rc.ep < 2) return;
+    for (int r = 0; r < (int)ranks.size(); ++r) {
+      const int o = replica_owner(r);
+      if (o == r) continue;
+      ParamStore& P = ranks[(std::size_t)r].model->params();
+      ParamStore& Q = ranks[(std::size_t)o].model->params();
+      MemoryTracker& t = *ranks[(std::size_t)r].tracker;
+      if (P.count() != Q.count()) throw Error("replicas: members of an expert group hold different shards");
+      const std::size_t n = (std::size_t)P.count();
+      // Released before the shared charge, so the peaks of the step are not counted twice.
+      P.weights = {};
+      P.weights = Buffer<bf16>::shared(t, MemCategory::Weights, Q.weights.data(), n);
+      P.master = {};
+      P.master = Buffer<float>::shared(t, MemCategory::Optimizer, Q.master.data(), n);
+      P.adam_m = {};
+      P.adam_m = Buffer<float>::shared(t, MemCategory::Optimizer, Q.adam_m.data(), n);
+      P.adam_v = {};
+      P.adam_v = Buffer<float>::shared(t, MemCategory::Optimizer, Q.adam_v.data(), n);
+    }
+    shared_state = true;
   }
 
   // [SECTION] Rank helpers: a rank's microbatches, events and probes, routes
@@ -975,13 +1011,16 @@ struct ParallelTrainer::Impl final : OpRunner {
     const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
+    share_replica_state();  // from the first update on (members are bitwise equal here)
+    const bool sharing = shared_state;
     for_ranks((int)ranks.size(), [&](int r) {
       Rank& R = ranks[(std::size_t)r];
+      if (sharing && replica_owner(r) != r) return;  // its state is the owner's (share_replica_state)
       us[(std::size_t)r] = zero1() ? adamw_update_pieces(R.model->params(), R.master.data(), R.adam_m.data(),
                                                          R.adam_v.data(), R.pieces, opt.optim, step_, norm)
                                    : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
     });
-    const UpdateStats u = us.front();
+    const UpdateStats u = us.front();  // rank 0 owns its state
     ++step_;
     res.step = step_;
     double ce_sum = 0.0, aux_sum = 0.0;
