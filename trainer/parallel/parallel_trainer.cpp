@@ -184,7 +184,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       MemoryTracker init_tracker;  // the whole model, once, to share out
       lap("plans");
       ParamStore whole(mc, init_tracker);
-      whole.init(opt.seed);
+      // Only its master weights are read (each rank converts its own part to bf16).
+      whole.init_master(opt.seed, std::max(1, (int)std::thread::hardware_concurrency()));
       lap("whole model");
       // Ranks are independent: build them on a few threads (first touch of their memory
       // dominates at 512 ranks).
