@@ -684,20 +684,28 @@ struct ParallelTrainer::Impl final : OpRunner {
     return n;
   }
 
+  // Range k of every member's gradients, copied into a communication buffer of its own (what
+  // it sends), member by member.
+  std::vector<Buffer<float>> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
+                                            const char* what) {
+    const std::int64_t n = rg[0][k].second;
+    std::vector<Buffer<float>> buf;
+    for (std::size_t i = 0; i < col.ranks.size(); ++i) {
+      Rank& R = rank(col.ranks[i]);
+      if (rg[i][k].second != n) throw Error(std::string(what) + ": members hold different sizes");
+      buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
+      std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
+    }
+    return buf;
+  }
+
   void all_reduce(const Collective& col, const Op& first) {
     const std::size_t m = col.ranks.size();
     const std::vector<Ranges> rg = member_ranges(col, first);
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
-      // Each member's gradients go into its communication buffer; the sum is taken over
-      // members in rank order and written back to every member.
-      std::vector<Buffer<float>> buf;
-      for (std::size_t i = 0; i < m; ++i) {
-        Rank& R = rank(col.ranks[i]);
-        if (rg[i][k].second != n) throw Error("all-reduce: members hold different sizes");
-        buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-        std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
-      }
+      // The sum is taken over members in rank order and written back to every member.
+      std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "all-reduce");
       float* acc = buf[0].data();
       for (std::size_t i = 1; i < m; ++i) {
         const float* b = buf[i].data();
@@ -743,15 +751,9 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::int64_t range_at = 0;
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
-      // Each member sends its gradients from its communication buffer; member i sums its
-      // piece over the members in rank order (as the all-reduce does: bitwise its sums).
-      std::vector<Buffer<float>> buf;
-      for (std::size_t i = 0; i < m; ++i) {
-        Rank& R = rank(col.ranks[i]);
-        if (rg[i][k].second != n) throw Error("reduce-scatter: members hold different sizes");
-        buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-        std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
-      }
+      // Member i sums its piece over the members in rank order (as the all-reduce does:
+      // bitwise its sums).
+      const std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "reduce-scatter");
       for (std::size_t i = 0; i < m; ++i) {
         const auto [a, b] = piece_in_range(total, range_at, n, i, m);
         if (b <= a) continue;
@@ -845,6 +847,21 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
+  // Rows the expert ranks hold (rows_of(work): outputs or input gradients) sent back to the
+  // token ranks: one receive buffer per token member, its rows in its own packed order.
+  template <class RowsOf>
+  std::vector<Buffer<float>> to_token_ranks(const A2A& a, RowsOf rows_of) {
+    const int D = mc.d_model;
+    std::vector<Buffer<float>> in(a.members());
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(in[i].data() + (std::size_t)token_row * D,
+                rows_of(rank(a.col.ranks[j]).work.at({a.l, a.mb})) + (std::size_t)expert_row * D, n);
+    });
+    return in;
+  }
+
   void dispatch_forward(const A2A& a) {
     const int l = a.l, D = mc.d_model, per_rank = rc.experts_per_rank();
     const std::size_t m = a.members();
@@ -885,16 +902,10 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   void combine_forward(const A2A& a) {
-    const int l = a.l, D = mc.d_model;
+    const int l = a.l;
     const std::size_t m = a.members();
     // Token rank i gets its rows' outputs back, into a receive buffer, then its activations.
-    std::vector<Buffer<float>> in(m);
-    for (std::size_t i = 0; i < m; ++i)
-      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
-    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(in[i].data() + (std::size_t)token_row * D,
-                rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y.data() + (std::size_t)expert_row * D, n);
-    });
+    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); });
     for (std::size_t i = 0; i < m; ++i) {
       Buffer<float> y = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, in[i].size());
       std::memcpy(y.data(), in[i].data(), in[i].size() * sizeof(float));
@@ -928,16 +939,10 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   void dispatch_backward(const A2A& a) {
-    const int l = a.l, D = mc.d_model;
+    const int l = a.l;
     const std::size_t m = a.members();
     // Token rank i gets its rows' input gradients.
-    std::vector<Buffer<float>> in(m);
-    for (std::size_t i = 0; i < m; ++i)
-      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
-    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(in[i].data() + (std::size_t)token_row * D,
-                rank(a.col.ranks[j]).work.at({l, a.mb}).dxe.data() + (std::size_t)expert_row * D, n);
-    });
+    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); });
     for (std::size_t i = 0; i < m; ++i) {
       MicrobatchState& st = member_state(a, i);
       std::memcpy(st.layers[(std::size_t)l].dxe.data(), in[i].data(), in[i].size() * sizeof(float));
