@@ -1,5 +1,8 @@
 #include "trainer/memory/tracker.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -25,33 +28,46 @@ std::int64_t MemStats::total_current() const {
 }
 
 MemoryTracker::~MemoryTracker() {
-  for (auto& [size, p] : cache_) {
-    if (dev_)
-      dev_->release(p);
-    else
-      std::free(p);
-  }
+  for (auto& list : cache_)
+    for (void* p : list.blocks) {
+      if (dev_)
+        dev_->release(p);
+      else
+        std::free(p);
+    }
+  // Fresh blocks still live belong to buffers that outlive their tracker: a misuse the
+  // buffers' own destructors would trip on; nothing to free here.
 }
 
 void MemoryTracker::use_device_memory(DeviceMemory* dev) {
   std::lock_guard<std::mutex> lk(mu_);
-  bool used = !cache_.empty();
+  bool used = !cache_.empty() || !fresh_.empty();
   for (auto v : s_.peak) used |= v != 0;
   if (used) throw std::logic_error("MemoryTracker::use_device_memory: call it before the first allocation");
   dev_ = dev;
   cache_limit_ = dev ? kDeviceCacheLimit : kCacheLimit;
 }
 
+namespace {
+std::size_t rounded_size(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+}  // namespace
+
 void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
-  std::size_t rounded = (bytes + 63) / 64 * 64;
+  const std::size_t rounded = rounded_size(bytes);
   void* p = nullptr;
-  {
+  bool fresh = false;
+  if (zero && !dev_ && rounded >= kFreshPages) {  // device blocks come from dev_ only
+    p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    fresh = true;
+  } else {
     std::lock_guard<std::mutex> lk(mu_);
-    auto it = cache_.find(rounded);
-    if (it != cache_.end()) {
-      p = it->second;
-      cache_.erase(it);
+    auto it = std::lower_bound(cache_.begin(), cache_.end(), rounded,
+                               [](const FreeList& f, std::size_t n) { return f.size < n; });
+    if (it != cache_.end() && it->size == rounded && !it->blocks.empty()) {
+      p = it->blocks.back();
+      it->blocks.pop_back();
       cached_bytes_ -= rounded;
     }
   }
@@ -59,13 +75,14 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
     p = dev_ ? dev_->allocate(rounded) : std::aligned_alloc(64, rounded);
     if (!p) throw std::bad_alloc();
   }
-  if (p && zero) {
+  if (p && zero && !fresh) {
     if (dev_)
       dev_->zero(p, rounded);
     else
       std::memset(p, 0, rounded);
   }
   std::lock_guard<std::mutex> lk(mu_);
+  if (fresh) fresh_.push_back(p);
   auto i = static_cast<int>(c);
   s_.current[i] += static_cast<std::int64_t>(bytes);
   if (s_.current[i] > s_.peak[i]) s_.peak[i] = s_.current[i];
@@ -73,23 +90,46 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
 }
 
 void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
-  std::size_t rounded = (bytes + 63) / 64 * 64;
-  bool keep = false;
+  const std::size_t rounded = rounded_size(bytes);
+  bool keep = false, fresh = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
     s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
-    if (p && cached_bytes_ + rounded <= cache_limit_) {
-      cache_.emplace(rounded, p);
+    if (p && rounded >= kFreshPages) {
+      auto f = std::find(fresh_.begin(), fresh_.end(), p);
+      if (f != fresh_.end()) {
+        *f = fresh_.back();
+        fresh_.pop_back();
+        fresh = true;
+      }
+    }
+    if (p && !fresh && cached_bytes_ + rounded <= cache_limit_) {
+      auto it = std::lower_bound(cache_.begin(), cache_.end(), rounded,
+                                 [](const FreeList& f, std::size_t n) { return f.size < n; });
+      if (it == cache_.end() || it->size != rounded) it = cache_.insert(it, FreeList{rounded, {}});
+      it->blocks.push_back(p);
       cached_bytes_ += rounded;
       keep = true;
     }
   }
-  if (!keep) {
-    if (dev_ && p)
-      dev_->release(p);
-    else
-      std::free(p);
-  }
+  if (fresh)
+    ::munmap(p, rounded);
+  else if (!keep && dev_ && p)
+    dev_->release(p);
+  else if (!keep)
+    std::free(p);
+}
+
+void MemoryTracker::charge(std::size_t bytes, MemCategory c) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto i = static_cast<int>(c);
+  s_.current[i] += static_cast<std::int64_t>(bytes);
+  if (s_.current[i] > s_.peak[i]) s_.peak[i] = s_.current[i];
+}
+
+void MemoryTracker::uncharge(std::size_t bytes, MemCategory c) {
+  std::lock_guard<std::mutex> lk(mu_);
+  s_.current[static_cast<int>(c)] -= static_cast<std::int64_t>(bytes);
 }
 
 MemStats MemoryTracker::stats() const {

@@ -4,7 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <vector>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -41,6 +41,9 @@ class MemoryTracker {
   // zero=false leaves the contents undefined (for buffers the caller overwrites completely).
   void* allocate(std::size_t bytes, MemCategory c, bool zero = true);
   void release(void* p, std::size_t bytes, MemCategory c);
+  // Bytes held without an allocation of this tracker's own (Buffer::shared).
+  void charge(std::size_t bytes, MemCategory c);
+  void uncharge(std::size_t bytes, MemCategory c);
   MemStats stats() const;
   std::int64_t current(MemCategory c) const;
   std::int64_t peak(MemCategory c) const;
@@ -54,15 +57,24 @@ class MemoryTracker {
   DeviceMemory* dev_ = nullptr;
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
   // which spares the page faults of fresh memory. The counts above are of live buffers only.
+  // Blocks of 1 MiB and more that must start zeroed come straight from the kernel (fresh
+  // pages read as zero and cost nothing until written) and go back to it when released: a
+  // rank's weights and optimizer state, of which a split run holds hundreds of copies.
   static constexpr std::size_t kCacheLimit = std::size_t{64} << 20;  // per tracker (per rank)
   // Device blocks cost far more to get again (allocation, first-touch page faults, and a free
   // that waits for the device), so a device tracker keeps a whole step's worth, as GPU
   // frameworks' caching allocators do.
   static constexpr std::size_t kDeviceCacheLimit = std::size_t{32} << 30;
   std::size_t cache_limit_ = kCacheLimit;
+  static constexpr std::size_t kFreshPages = std::size_t{1} << 20;
+  struct FreeList {
+    std::size_t size;           // rounded size
+    std::vector<void*> blocks;  // last freed first
+  };
   mutable std::mutex mu_;
   MemStats s_;
-  std::multimap<std::size_t, void*> cache_;  // rounded size -> block
+  std::vector<FreeList> cache_;  // by size: a rank uses a few dozen sizes
+  std::vector<void*> fresh_;     // live blocks that came from the kernel
   std::size_t cached_bytes_ = 0;
 };
 
@@ -75,6 +87,20 @@ class Buffer {
   Buffer(MemoryTracker& t, MemCategory c, std::size_t n, bool zero = true) : t_(&t), c_(c), n_(n) {
     p_ = static_cast<T*>(t.allocate(n * sizeof(T), c, zero));
   }
+  // n elements at p, owned by another buffer that outlives this one, charged to `t` all the
+  // same: for copies that hold bitwise the same values whatever happens (a split run's
+  // replicas of one shard), so that each still counts what a real device would hold.
+  static Buffer shared(MemoryTracker& t, MemCategory c, T* p, std::size_t n) {
+    Buffer b;
+    b.t_ = &t;
+    b.c_ = c;
+    b.n_ = n;
+    b.p_ = p;
+    b.owns_ = false;
+    t.charge(n * sizeof(T), c);
+    return b;
+  }
+  bool owns() const { return owns_; }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   Buffer(Buffer&& o) noexcept { swap(o); }
@@ -86,7 +112,11 @@ class Buffer {
     return *this;
   }
   ~Buffer() {
-    if (p_) t_->release(p_, n_ * sizeof(T), c_);
+    if (!p_) return;
+    if (owns_)
+      t_->release(p_, n_ * sizeof(T), c_);
+    else
+      t_->uncharge(n_ * sizeof(T), c_);
   }
   T* data() { return p_; }
   const T* data() const { return p_; }
@@ -105,11 +135,13 @@ class Buffer {
     std::swap(c_, o.c_);
     std::swap(n_, o.n_);
     std::swap(p_, o.p_);
+    std::swap(owns_, o.owns_);
   }
   MemoryTracker* t_ = nullptr;
   MemCategory c_ = MemCategory::Activations;
   std::size_t n_ = 0;
   T* p_ = nullptr;
+  bool owns_ = true;
 };
 
 }  // namespace onegpu::trainer

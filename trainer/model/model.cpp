@@ -27,6 +27,9 @@ Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, const ParamSh
   params_.copy_from(whole);
 }
 
+Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, ParamStore params)
+    : cfg_(c), be_(&be), mt_(mt), params_(std::move(params)) {}
+
 Model::WeightView Model::view(std::int64_t offset, std::int64_t n) {
   WeightView v;
   if (exact_) {

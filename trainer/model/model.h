@@ -65,6 +65,9 @@ class Model {
   Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed);
   // A rank's part of a split model (trainer/parallel): weights copied from `whole`.
   Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, const ParamShard& shard, const ParamStore& whole);
+  // A rank's part whose weights the caller has set itself (trainer/parallel sets only those a
+  // rank starts with). `params` must charge `mt`.
+  Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, ParamStore params);
 
   const ModelConfig& config() const { return cfg_; }
   ParamStore& params() { return params_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "trainer/error.h"
 
@@ -103,31 +104,65 @@ void ParamStore::copy_from(const ParamStore& whole) {
 }
 
 void ParamStore::init(std::uint64_t seed) {
-  if (sharded()) throw Error("parameter shard: initialise a whole store and copy_from it");
-  Rng rng(seed * 0x2545f4914f6cdd1dull + 1);
-  const double out_scale = 1.0 / std::sqrt(2.0 * cfg_.n_layers);  // residual branches add up
-  for (const auto& t : tensors_) {
-    float* w = master.data() + t.offset;
-    double std = 0.0;
-    bool ones = false;
-    switch (t.kind) {
-      case ParamKind::Embedding: std = 1.0; break;
-      case ParamKind::Norm: ones = true; break;
-      case ParamKind::Router: std = 0.1 / std::sqrt((double)t.rows); break;  // near-uniform routing at first
-      case ParamKind::Head: std = 1.0 / std::sqrt((double)t.rows); break;
-      case ParamKind::Attention:
-      case ParamKind::Expert: {
-        bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
-        std = 1.0 / std::sqrt((double)t.rows) * (out_proj ? out_scale : 1.0);
-        break;
-      }
-    }
-    for (std::int64_t i = 0; i < t.size(); ++i) w[i] = ones ? 1.f : (float)(std * rng.normal());
-  }
+  init_master(seed, 1);
   sync_weights_from_master();
   zero_grads();
   std::fill(adam_m.begin(), adam_m.end(), 0.f);
   std::fill(adam_v.begin(), adam_v.end(), 0.f);
+}
+
+void ParamStore::init_master(std::uint64_t seed, int threads) {
+  if (sharded()) throw Error("parameter shard: initialise a whole store and copy_from it");
+  // One random sequence over the tensors in order; a normal draw takes two numbers and a
+  // SplitMix64 step adds a constant, so where each tensor's draws start is known up front.
+  constexpr std::uint64_t kStep = 0x9e3779b97f4a7c15ull;  // Rng::next's increment
+  const std::uint64_t s0 = seed * 0x2545f4914f6cdd1dull + 1;
+  const double out_scale = 1.0 / std::sqrt(2.0 * cfg_.n_layers);  // residual branches add up
+  std::vector<std::uint64_t> start(tensors_.size());
+  std::uint64_t draws = 0;
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    start[i] = s0 + draws * kStep;
+    if (tensors_[i].kind != ParamKind::Norm) draws += 2 * (std::uint64_t)tensors_[i].size();
+  }
+  auto fill = [&](std::size_t first, std::size_t last) {
+    for (std::size_t k = first; k < last; ++k) {
+      const ParamTensor& t = tensors_[k];
+      Rng rng(start[k]);
+      float* w = master.data() + t.offset;
+      double std = 0.0;
+      bool ones = false;
+      switch (t.kind) {
+        case ParamKind::Embedding: std = 1.0; break;
+        case ParamKind::Norm: ones = true; break;
+        case ParamKind::Router: std = 0.1 / std::sqrt((double)t.rows); break;  // near-uniform routing at first
+        case ParamKind::Head: std = 1.0 / std::sqrt((double)t.rows); break;
+        case ParamKind::Attention:
+        case ParamKind::Expert: {
+          bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
+          std = 1.0 / std::sqrt((double)t.rows) * (out_proj ? out_scale : 1.0);
+          break;
+        }
+      }
+      for (std::int64_t i = 0; i < t.size(); ++i) w[i] = ones ? 1.f : (float)(std * rng.normal());
+    }
+  };
+  // Contiguous runs of tensors with about equal numbers of weights, one per thread.
+  threads = std::max(1, threads);
+  std::vector<std::thread> pool;
+  std::size_t first = 0;
+  std::int64_t done = 0;
+  for (int w = 0; w < threads; ++w) {
+    const std::int64_t goal = count_ * (w + 1) / threads;
+    std::size_t last = first;
+    while (last < tensors_.size() && (w == threads - 1 || done < goal)) done += tensors_[last++].size();
+    if (w == threads - 1) {
+      fill(first, last);  // this thread takes the last run
+    } else {
+      pool.emplace_back(fill, first, last);
+    }
+    first = last;
+  }
+  for (auto& t : pool) t.join();
 }
 
 void ParamStore::sync_weights_from_master() {

@@ -72,6 +72,9 @@ class ParamStore {
   // Deterministic initialisation of master weights from seed; weights := bf16(master).
   // Whole stores only (a shard copies its part of an initialised whole store: copy_from).
   void init(std::uint64_t seed);
+  // The master weights of init(seed) alone, drawn on `threads` threads (the same bits for any
+  // count); weights, gradients and moments are left as they are.
+  void init_master(std::uint64_t seed, int threads);
   // Master weights of every held tensor from a whole store of the same model; weights :=
   // bf16(master); gradients and moments zeroed.
   void copy_from(const ParamStore& whole);

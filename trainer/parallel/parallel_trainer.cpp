@@ -20,6 +20,21 @@
 
 namespace onegpu::trainer {
 
+// Index of this file (grep for "[SECTION]"):
+//   Configuration     parallel_run_config: the plan's sizes from the real model
+//   Free helpers      charged buffers, row ranges, for_ranks
+//   Rank state        ParallelTrainer::Impl: what each rank holds, what a step carries
+//   Building          the constructor: plans, the whole model once, every rank's shard
+//   ZeRO-1            which pieces of the optimizer state each rank keeps; the gradient norm
+//   Replicas          one copy of the weights and optimizer state per expert group
+//   Rank helpers      a rank's microbatches, events and probes, routes
+//   Ops of a rank     the runner: forward, backward (B and W), send, receive, update
+//   Collectives       all-reduce, broadcast, reduce-scatter, all-gather, all-to-all (phases)
+//   A step            begin(): the batch and fresh state; finish(): AdamW and the record
+//   Public API        ParallelTrainer's methods
+//   Checkpoints       the unsharded layout: gather and scatter, save, load, replicas_agree
+
+// [SECTION] Configuration
 RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
   RunConfig c;
   c.layers = m.n_layers;
@@ -52,6 +67,7 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
   return c;
 }
 
+// [SECTION] Free helpers
 namespace {
 
 Buffer<float> floats(MemoryTracker& t, MemCategory c, std::size_t n) { return Buffer<float>(t, c, n, false); }
@@ -84,14 +100,19 @@ void for_ranks(int world, const std::function<void(int)>& fn) {
 
 }  // namespace
 
+// [SECTION] Rank state
 struct ParallelTrainer::Impl final : OpRunner {
   // What an expert rank holds of one layer and microbatch: the rows every member of its
   // all-to-all group sent it, source by source.
   struct ExpertWork {
-    std::vector<std::vector<std::int32_t>> offsets;  // per source: local expert e's rows, absolute
-    std::vector<RowRange> rows;                      // per source: its block in the buffers
-    ExpertCache cache;                               // xe, u, a, y of all received rows
-    Buffer<float> dy, dxe, du;                       // du: kept for W under ZB-H1
+    // The received rows are held expert by expert and, within an expert, source by source in
+    // member order: each experts op is one call over all of them (one fp32 copy of the weights
+    // per op, not one per source), and an expert's weight gradient still sums its rows in the
+    // order the per-source calls did (matmul accumulates over rows in order, cpu_matmul.cpp).
+    std::vector<std::int32_t> offsets;  // per local expert e: its rows [offsets[e], offsets[e+1])
+    std::vector<std::int32_t> at;       // [source * experts_per_rank + e]: first row from that source
+    ExpertCache cache;                  // xe, u, a, y of all received rows
+    Buffer<float> dy, dxe, du;          // du: kept for W under ZB-H1
   };
   struct Rank {
     RankCoord coord;
@@ -112,6 +133,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   struct Wire {
     Buffer<float> data;  // on the sender's tracker, Communication, until received
   };
+  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // (flat offset, count) in a store
 
   ModelConfig mc;
   ParallelOptions opt;
@@ -137,6 +159,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   std::vector<double> ce;   // by global microbatch
   std::vector<double> aux;  // by (global microbatch, chunk)
 
+  // [SECTION] Building
   Impl(ModelConfig m, const ParallelOptions& o, const TokenDataset& t)
       : mc(std::move(m)), opt(o), train(t), data_rng(o.seed ^ 0xda7a5eedull) {
     opt.optim.total_steps = opt.steps;
@@ -161,7 +184,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       MemoryTracker init_tracker;  // the whole model, once, to share out
       lap("plans");
       ParamStore whole(mc, init_tracker);
-      whole.init(opt.seed);
+      // Only its master weights are read (each rank converts its own part to bf16).
+      whole.init_master(opt.seed, std::max(1, (int)std::thread::hardware_concurrency()));
       lap("whole model");
       // Ranks are independent: build them on a few threads (first touch of their memory
       // dominates at 512 ranks).
@@ -178,21 +202,21 @@ struct ParallelTrainer::Impl final : OpRunner {
         sh.expert_count = L.expert_count();
         sh.embedding = R.coord.stage == L.stage_of_chunk(0);
         sh.head = R.coord.stage == L.stage_of_chunk(rc.chunks() - 1);
-        R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, sh, whole);
-        if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
-        if (opt.broadcast_first_step) {
-          // Only the first rank of each group has weights; the broadcast brings the others'.
-          ParamStore& P = R.model->params();
-          for (const auto& t : P.tensors()) {
-            const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
-            if (root) continue;
-            if (zero1())
-              std::fill_n(P.weights.data() + t.offset, t.size(), float_to_bf16(0.f));
-            else
-              std::fill_n(P.master.data() + t.offset, t.size(), 0.f);
-          }
-          if (!zero1()) P.sync_weights_from_master();
+        // The store's arrays start as fresh zero pages: only the weights this rank starts with
+        // are written. With broadcast_first_step only the first rank of each group has them (the
+        // others receive them in the first step); ZeRO-1 takes every rank's optimizer pieces
+        // from the initial master weights, so it copies them all and keeps its pieces.
+        ParamStore P(mc, *R.tracker, sh);
+        for (const auto& t : P.tensors()) {
+          const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
+          const bool has = !opt.broadcast_first_step || root;
+          if (!has && !zero1()) continue;
+          std::copy_n(whole.master.data() + t.full_offset, t.size(), P.master.data() + t.offset);
+          if (has)
+            for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i) P.weights[(std::size_t)i] = float_to_bf16(P.master[(std::size_t)i]);
         }
+        R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, std::move(P));
+        if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
       };
       for_ranks(world, build);
     }
@@ -204,7 +228,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     lap("engines");
   }
 
-  // ---- ZeRO-1 ----
+  // [SECTION] ZeRO-1: the optimizer state split over the copies
   // With dp = 1 every group is of one rank: ZeRO-1 has nothing to split, and the store keeps
   // its own master and moments (by-hand runs read them).
   bool zero1() const { return opt.zero == 1 && opt.dp > 1; }
@@ -227,12 +251,10 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   // Member `index` of `size`'s piece of the collective over `rg`: flat ranges of its store.
-  static std::vector<std::pair<std::int64_t, std::int64_t>> piece_of(
-      const std::vector<std::pair<std::int64_t, std::int64_t>>& rg, int index, int size) {
-    std::int64_t n = 0;
-    for (const auto& r : rg) n += r.second;
+  static Ranges piece_of(const Ranges& rg, int index, int size) {
+    const std::int64_t n = count_of(rg);
     const std::int64_t lo = n * index / size, hi = n * (index + 1) / size;
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    Ranges out;
     std::int64_t at = 0;
     for (const auto& r : rg) {
       const std::int64_t a = std::max(lo, at), b = std::min(hi, at + r.second);
@@ -261,73 +283,6 @@ struct ParallelTrainer::Impl final : OpRunner {
     P.master = {};
     P.adam_m = {};
     P.adam_v = {};
-  }
-
-  // Member i of the collective over ranges rg[i] (same sizes on every member): the pieces
-  // of range k it holds, as [a, b) inside that range.
-  static std::pair<std::int64_t, std::int64_t> piece_in_range(std::int64_t total, std::int64_t range_at,
-                                                              std::int64_t range_n, std::size_t i, std::size_t m) {
-    const std::int64_t lo = total * (std::int64_t)i / (std::int64_t)m, hi = total * (std::int64_t)(i + 1) / (std::int64_t)m;
-    return {std::clamp(lo - range_at, std::int64_t{0}, range_n), std::clamp(hi - range_at, std::int64_t{0}, range_n)};
-  }
-
-  void reduce_scatter(const Collective& col, const Op& first) {
-    const std::size_t m = col.ranks.size();
-    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> rg(m);
-    for (std::size_t i = 0; i < m; ++i)
-      rg[i] = ranges(rank(col.ranks[i]).model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
-    std::int64_t total = 0;
-    for (const auto& r : rg[0]) total += r.second;
-    std::int64_t range_at = 0;
-    for (std::size_t k = 0; k < rg[0].size(); ++k) {
-      const std::int64_t n = rg[0][k].second;
-      // Each member sends its gradients from its communication buffer; member i sums its
-      // piece over the members in rank order (as the all-reduce does: bitwise its sums).
-      std::vector<Buffer<float>> buf;
-      for (std::size_t i = 0; i < m; ++i) {
-        Rank& R = rank(col.ranks[i]);
-        if (rg[i][k].second != n) throw Error("reduce-scatter: members hold different sizes");
-        buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-        std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
-      }
-      for (std::size_t i = 0; i < m; ++i) {
-        const auto [a, b] = piece_in_range(total, range_at, n, i, m);
-        if (b <= a) continue;
-        float* out = rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first;
-        for (std::int64_t j = a; j < b; ++j) {
-          float acc = buf[0][(std::size_t)j];
-          for (std::size_t s = 1; s < m; ++s) acc += buf[s][(std::size_t)j];
-          out[j] = acc;
-        }
-      }
-      range_at += n;
-    }
-  }
-
-  void all_gather(const Collective& col, const Op& first) {
-    const std::size_t m = col.ranks.size();
-    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> rg(m);
-    for (std::size_t i = 0; i < m; ++i)
-      rg[i] = ranges(rank(col.ranks[i]).model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
-    std::int64_t total = 0;
-    for (const auto& r : rg[0]) total += r.second;
-    std::int64_t range_at = 0;
-    for (std::size_t k = 0; k < rg[0].size(); ++k) {
-      const std::int64_t n = rg[0][k].second;
-      // Every member receives every other member's piece (bf16) into a buffer, then its weights.
-      for (std::size_t j = 0; j < m; ++j) {
-        Rank& Rj = rank(col.ranks[j]);
-        Buffer<bf16> in(*Rj.tracker, MemCategory::Communication, (std::size_t)n, false);
-        for (std::size_t i = 0; i < m; ++i) {
-          const auto [a, b] = piece_in_range(total, range_at, n, i, m);
-          if (b > a)
-            std::memcpy(in.data() + a, rank(col.ranks[i]).model->params().weights.data() + rg[i][k].first + a,
-                        (std::size_t)(b - a) * sizeof(bf16));
-        }
-        std::memcpy(Rj.model->params().weights.data() + rg[j][k].first, in.data(), (std::size_t)n * sizeof(bf16));
-      }
-      range_at += n;
-    }
   }
 
   // The whole model's gradient norm as the unsharded run sums it: rank by rank, tensor by
@@ -360,7 +315,42 @@ struct ParallelTrainer::Impl final : OpRunner {
     return std::sqrt(sq);
   }
 
-  // ---- helpers ----
+  // [SECTION] Replicas: one copy of the state that every member of an expert group holds
+  // The members of an expert group (same stage, same expert slice: dp / ep ranks) hold the
+  // same shard, and once the first update is done they hold bitwise the same weights, master
+  // weights and Adam moments for good: every member's gradients are the group's all-reduced
+  // sum (the dense ones over a larger group, but the same sum on every member), and AdamW on
+  // the same numbers gives the same numbers. So from the first update on the members share the
+  // first member's arrays and only that member runs the update: 1 / (dp / ep) of the memory
+  // and of the update's work. Each member's tracker is still charged the full arrays
+  // (Buffer::shared), which is what a real device holds. Gradients stay per rank (each
+  // backward writes its own until the all-reduce). ZeRO-1 keeps its own pieces instead.
+  bool shared_state = false;
+  int replica_owner(int r) const { return layout().expert_group(r).front(); }
+  void share_replica_state() {
+    if (shared_state || zero1() || rc.dp / rc.ep < 2) return;
+    for (int r = 0; r < (int)ranks.size(); ++r) {
+      const int o = replica_owner(r);
+      if (o == r) continue;
+      ParamStore& P = ranks[(std::size_t)r].model->params();
+      ParamStore& Q = ranks[(std::size_t)o].model->params();
+      MemoryTracker& t = *ranks[(std::size_t)r].tracker;
+      if (P.count() != Q.count()) throw Error("replicas: members of an expert group hold different shards");
+      const std::size_t n = (std::size_t)P.count();
+      // Released before the shared charge, so the peaks of the step are not counted twice.
+      P.weights = {};
+      P.weights = Buffer<bf16>::shared(t, MemCategory::Weights, Q.weights.data(), n);
+      P.master = {};
+      P.master = Buffer<float>::shared(t, MemCategory::Optimizer, Q.master.data(), n);
+      P.adam_m = {};
+      P.adam_m = Buffer<float>::shared(t, MemCategory::Optimizer, Q.adam_m.data(), n);
+      P.adam_v = {};
+      P.adam_v = Buffer<float>::shared(t, MemCategory::Optimizer, Q.adam_v.data(), n);
+    }
+    shared_state = true;
+  }
+
+  // [SECTION] Rank helpers: a rank's microbatches, events and probes, routes
   Rank& rank(int r) { return ranks[(std::size_t)r]; }
   int global_mb(const Rank& R, int mb) const { return R.coord.dp * opt.microbatches + mb; }
   bool last_chunk(int c) const { return c == rc.chunks() - 1; }
@@ -486,7 +476,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     return {off[(std::size_t)(j * per_rank)], off[(std::size_t)((j + 1) * per_rank)]};
   }
 
-  // ---- compute, send, receive, update ----
+  // [SECTION] Ops of a rank: compute, send, receive, update
   void run(const Op& op, const OpContext& ctx) override {
     Rank& R = rank(op.rank);
     const int c = op.chunk, mb = op.microbatch;
@@ -572,7 +562,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         break;
       case Part::Experts: {
         ExpertWork& w = R.work.at({op.layer_begin, mb});
-        for (const auto& off : w.offsets) M.experts_forward(op.layer_begin, off, w.cache);
+        M.experts_forward(op.layer_begin, w.offsets, w.cache);
         break;
       }
       case Part::Combine: {
@@ -595,8 +585,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       auto it = R.work.find({l, mb});         // experts of this rank, on rows other ranks sent
       if (it != R.work.end()) {
         ExpertWork& w = it->second;
-        for (const auto& off : w.offsets)
-          R.model->experts_backward_weight(l, off, w.cache, w.dy.data(), w.du.data());
+        R.model->experts_backward_weight(l, w.offsets, w.cache, w.dy.data(), w.du.data());
         R.work.erase(it);
       }
     }
@@ -627,11 +616,10 @@ struct ParallelTrainer::Impl final : OpRunner {
         w.dxe = floats(*R.tracker, MemCategory::Activations, n);
         if (op.kind == OpKind::BackwardInput && split_w()) {
           w.du = floats(*R.tracker, MemCategory::Activations, n / (std::size_t)mc.d_model * mc.expert_hidden);
-          for (const auto& off : w.offsets)
-            M.experts_backward_input(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
+          M.experts_backward_input(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
           w.cache.u = {};
         } else {
-          for (const auto& off : w.offsets) M.experts_backward(op.layer_begin, off, w.cache, w.dy.data(), w.dxe.data());
+          M.experts_backward(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data());
           w.cache = ExpertCache{};
           w.dy = {};
         }
@@ -655,7 +643,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
-  // ---- collectives ----
+  // [SECTION] Collectives: all-reduce, broadcast, reduce-scatter, all-gather, all-to-all
   void run_collective(const Collective& col, const OpContext& ctx) override {
     const Plan& plan = ctx.plan;
     const Op& first = plan.op(col.ops.front());
@@ -671,8 +659,8 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   // Flat ranges [offset, offset + n) of a member's shard that a collective over layers
   // [l0, l1) of chunk c covers, in the same order on every member.
-  std::vector<std::pair<std::int64_t, std::int64_t>> ranges(const ParamStore& P, Group g, int c, int l0, int l1) const {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  Ranges ranges(const ParamStore& P, Group g, int c, int l0, int l1) const {
+    Ranges out;
     const auto& LL = P.layer_layout();
     if (g == Group::Dense) {
       if (c == 0 && l0 == 0) out.push_back({P.embed_offset(), (std::int64_t)mc.vocab * mc.d_model});
@@ -684,22 +672,41 @@ struct ParallelTrainer::Impl final : OpRunner {
     return out;
   }
 
+  // Every member's ranges for the collective `first` belongs to, member by member.
+  std::vector<Ranges> member_ranges(const Collective& col, const Op& first) const {
+    std::vector<Ranges> rg;
+    for (std::int32_t r : col.ranks)
+      rg.push_back(ranges(ranks[(std::size_t)r].model->params(), col.group, first.chunk, first.layer_begin, first.layer_end));
+    return rg;
+  }
+  static std::int64_t count_of(const Ranges& rg) {
+    std::int64_t n = 0;
+    for (const auto& r : rg) n += r.second;
+    return n;
+  }
+
+  // Range k of every member's gradients, copied into a communication buffer of its own (what
+  // it sends), member by member.
+  std::vector<Buffer<float>> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
+                                            const char* what) {
+    const std::int64_t n = rg[0][k].second;
+    std::vector<Buffer<float>> buf;
+    for (std::size_t i = 0; i < col.ranks.size(); ++i) {
+      Rank& R = rank(col.ranks[i]);
+      if (rg[i][k].second != n) throw Error(std::string(what) + ": members hold different sizes");
+      buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
+      std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
+    }
+    return buf;
+  }
+
   void all_reduce(const Collective& col, const Op& first) {
     const std::size_t m = col.ranks.size();
-    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> rg(m);
-    for (std::size_t i = 0; i < m; ++i)
-      rg[i] = ranges(rank(col.ranks[i]).model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
+    const std::vector<Ranges> rg = member_ranges(col, first);
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
-      // Each member's gradients go into its communication buffer; the sum is taken over
-      // members in rank order and written back to every member.
-      std::vector<Buffer<float>> buf;
-      for (std::size_t i = 0; i < m; ++i) {
-        Rank& R = rank(col.ranks[i]);
-        if (rg[i][k].second != n) throw Error("all-reduce: members hold different sizes");
-        buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-        std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
-      }
+      // The sum is taken over members in rank order and written back to every member.
+      std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "all-reduce");
       float* acc = buf[0].data();
       for (std::size_t i = 1; i < m; ++i) {
         const float* b = buf[i].data();
@@ -730,107 +737,228 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
-  void all_to_all(const Collective& col, const Op& first) {
-    const int l = first.layer_begin, c = first.chunk, mb = first.microbatch;
-    const int D = mc.d_model, per_rank = rc.experts_per_rank();
+  // Member i of the collective over ranges rg[i] (same sizes on every member): the pieces
+  // of range k it holds, as [a, b) inside that range.
+  static std::pair<std::int64_t, std::int64_t> piece_in_range(std::int64_t total, std::int64_t range_at,
+                                                              std::int64_t range_n, std::size_t i, std::size_t m) {
+    const std::int64_t lo = total * (std::int64_t)i / (std::int64_t)m, hi = total * (std::int64_t)(i + 1) / (std::int64_t)m;
+    return {std::clamp(lo - range_at, std::int64_t{0}, range_n), std::clamp(hi - range_at, std::int64_t{0}, range_n)};
+  }
+
+  void reduce_scatter(const Collective& col, const Op& first) {
     const std::size_t m = col.ranks.size();
-    auto member_state = [&](std::size_t i) -> MicrobatchState& { return state(rank(col.ranks[i]), c, mb); };
-    auto copy_rows = [D](float* dst, const float* src, int rows) {
-      if (rows > 0) std::memcpy(dst, src, (std::size_t)rows * D * sizeof(float));  // an empty slice may be null
-    };
+    const std::vector<Ranges> rg = member_ranges(col, first);
+    const std::int64_t total = count_of(rg[0]);
+    std::int64_t range_at = 0;
+    for (std::size_t k = 0; k < rg[0].size(); ++k) {
+      const std::int64_t n = rg[0][k].second;
+      // Member i sums its piece over the members in rank order (as the all-reduce does:
+      // bitwise its sums).
+      const std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "reduce-scatter");
+      for (std::size_t i = 0; i < m; ++i) {
+        const auto [a, b] = piece_in_range(total, range_at, n, i, m);
+        if (b <= a) continue;
+        float* out = rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first;
+        for (std::int64_t j = a; j < b; ++j) {
+          float acc = buf[0][(std::size_t)j];
+          for (std::size_t s = 1; s < m; ++s) acc += buf[s][(std::size_t)j];
+          out[j] = acc;
+        }
+      }
+      range_at += n;
+    }
+  }
+
+  void all_gather(const Collective& col, const Op& first) {
+    const std::size_t m = col.ranks.size();
+    const std::vector<Ranges> rg = member_ranges(col, first);
+    const std::int64_t total = count_of(rg[0]);
+    std::int64_t range_at = 0;
+    for (std::size_t k = 0; k < rg[0].size(); ++k) {
+      const std::int64_t n = rg[0][k].second;
+      // Every member receives every other member's piece (bf16) into a buffer, then its weights.
+      for (std::size_t j = 0; j < m; ++j) {
+        Rank& Rj = rank(col.ranks[j]);
+        Buffer<bf16> in(*Rj.tracker, MemCategory::Communication, (std::size_t)n, false);
+        for (std::size_t i = 0; i < m; ++i) {
+          const auto [a, b] = piece_in_range(total, range_at, n, i, m);
+          if (b > a)
+            std::memcpy(in.data() + a, rank(col.ranks[i]).model->params().weights.data() + rg[i][k].first + a,
+                        (std::size_t)(b - a) * sizeof(bf16));
+        }
+        std::memcpy(Rj.model->params().weights.data() + rg[j][k].first, in.data(), (std::size_t)n * sizeof(bf16));
+      }
+      range_at += n;
+    }
+  }
+
+  // One all-to-all of layer `first.layer_begin` and microbatch `first.microbatch` between the
+  // token ranks and the expert ranks of an ep group (member j holds expert slice j). Its four
+  // phases, in the order a microbatch meets them:
+  //   dispatch_forward   token rows to the ranks holding their experts (ExpertWork is made)
+  //   combine_forward    expert outputs back to the token ranks
+  //   combine_backward   output gradients of those rows to the expert ranks
+  //   dispatch_backward  input gradients of the rows back to the token ranks
+  void all_to_all(const Collective& col, const Op& first) {
+    const A2A a{col, first.layer_begin, first.chunk, first.microbatch};
     switch (first.phase) {
-      case AllToAllPhase::DispatchFwd:
-        for (std::size_t j = 0; j < m; ++j) {  // receiver j holds expert slice j
-          Rank& Rj = rank(col.ranks[j]);
-          if (Rj.coord.ep != (int)j) throw Error("all-to-all: member order is not the expert-slice order");
-          ExpertWork w;
-          int total = 0;
-          for (std::size_t i = 0; i < m; ++i) {
-            RowRange rr = rows_for(member_state(i), l, (int)j);
-            w.rows.push_back({total, total + rr.n()});
-            const auto& off = member_state(i).layers[(std::size_t)l].routing.offsets;
-            std::vector<std::int32_t> o((std::size_t)per_rank + 1);
-            for (int e = 0; e <= per_rank; ++e) o[(std::size_t)e] = total + off[(std::size_t)(j * per_rank + e)] - rr.a;
-            w.offsets.push_back(std::move(o));
-            total += rr.n();
-          }
-          Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, (std::size_t)total * D);
-          for (std::size_t i = 0; i < m; ++i) {
-            RowRange rr = rows_for(member_state(i), l, (int)j);
-            copy_rows(in.data() + (std::size_t)w.rows[i].a * D,
-                      member_state(i).layers[(std::size_t)l].experts.xe.data() + (std::size_t)rr.a * D, rr.n());
-            if (i != j && rr.n() > 0) {
-              std::lock_guard<std::mutex> lock(rows_mu);
-              rows_away[(std::size_t)col.ranks[i]][(std::size_t)l] += rr.n();
-              rank(col.ranks[i]).sent_to[{l, col.ranks[j]}] += rr.n();
-            }
-          }
-          w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
-          if (total > 0) std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
-          Rj.work[{l, mb}] = std::move(w);
-        }
-        for (std::size_t i = 0; i < m; ++i) member_state(i).layers[(std::size_t)l].experts.xe = {};  // sent
-        break;
-      case AllToAllPhase::CombineFwd:
-        for (std::size_t i = 0; i < m; ++i) {  // token rank i gets its rows' outputs back
-          Rank& Ri = rank(col.ranks[i]);
-          MicrobatchState& st = member_state(i);
-          const std::size_t n = (std::size_t)st.T * mc.top_k;
-          Buffer<float> in = floats(*Ri.tracker, MemCategory::Communication, n * D);
-          for (std::size_t j = 0; j < m; ++j) {
-            const ExpertWork& w = rank(col.ranks[j]).work.at({l, mb});
-            RowRange rr = rows_for(st, l, (int)j);
-            copy_rows(in.data() + (std::size_t)rr.a * D, w.cache.y.data() + (std::size_t)w.rows[i].a * D, rr.n());
-          }
-          Buffer<float> y = floats(*Ri.tracker, MemCategory::Activations, n * D);
-          std::memcpy(y.data(), in.data(), n * D * sizeof(float));
-          st.layers[(std::size_t)l].experts.y = std::move(y);
-        }
-        for (std::size_t j = 0; j < m; ++j) rank(col.ranks[j]).work.at({l, mb}).cache.y = {};  // not needed for backward
-        break;
-      case AllToAllPhase::CombineBwd:
-        for (std::size_t j = 0; j < m; ++j) {  // expert rank j gets the output gradients of its rows
-          Rank& Rj = rank(col.ranks[j]);
-          ExpertWork& w = Rj.work.at({l, mb});
-          const std::size_t total = (std::size_t)w.rows.back().b;
-          Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, total * D);
-          for (std::size_t i = 0; i < m; ++i) {
-            MicrobatchState& st = member_state(i);
-            RowRange rr = rows_for(st, l, (int)j);
-            copy_rows(in.data() + (std::size_t)w.rows[i].a * D,
-                      st.layers[(std::size_t)l].dy.data() + (std::size_t)rr.a * D, rr.n());
-          }
-          w.dy = floats(*Rj.tracker, MemCategory::Activations, total * D);
-          if (total > 0) std::memcpy(w.dy.data(), in.data(), total * D * sizeof(float));
-        }
-        for (std::size_t i = 0; i < m; ++i) member_state(i).layers[(std::size_t)l].dy = {};  // sent
-        break;
-      case AllToAllPhase::DispatchBwd:
-        for (std::size_t i = 0; i < m; ++i) {  // token rank i gets its rows' input gradients
-          Rank& Ri = rank(col.ranks[i]);
-          MicrobatchState& st = member_state(i);
-          const std::size_t n = (std::size_t)st.T * mc.top_k;
-          Buffer<float> in = floats(*Ri.tracker, MemCategory::Communication, n * D);
-          for (std::size_t j = 0; j < m; ++j) {
-            const ExpertWork& w = rank(col.ranks[j]).work.at({l, mb});
-            RowRange rr = rows_for(st, l, (int)j);
-            copy_rows(in.data() + (std::size_t)rr.a * D, w.dxe.data() + (std::size_t)w.rows[i].a * D, rr.n());
-          }
-          std::memcpy(st.layers[(std::size_t)l].dxe.data(), in.data(), n * D * sizeof(float));
-        }
-        for (std::size_t j = 0; j < m; ++j) {
-          Rank& Rj = rank(col.ranks[j]);
-          if (split_w())
-            Rj.work.at({l, mb}).dxe = {};  // sent; the rest waits for W
-          else
-            Rj.work.erase({l, mb});
-        }
-        break;
+      case AllToAllPhase::DispatchFwd: dispatch_forward(a); break;
+      case AllToAllPhase::CombineFwd: combine_forward(a); break;
+      case AllToAllPhase::CombineBwd: combine_backward(a); break;
+      case AllToAllPhase::DispatchBwd: dispatch_backward(a); break;
       case AllToAllPhase::None: throw Error("all-to-all without a phase");
     }
   }
 
-  // ---- a step ----
+  // What every phase of one all-to-all works on.
+  struct A2A {
+    const Collective& col;
+    int l, c, mb;  // layer, chunk, microbatch
+    std::size_t members() const { return col.ranks.size(); }
+  };
+  MicrobatchState& member_state(const A2A& a, std::size_t i) { return state(rank(a.col.ranks[i]), a.c, a.mb); }
+  // Token member i's rows for local expert e of slice j: [first, first + n) of its packed rows.
+  struct Piece {
+    int first = 0, n = 0;
+  };
+  Piece piece(const MicrobatchState& st, int l, int j, int e) const {
+    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    const int g = j * rc.experts_per_rank() + e;
+    return {off[(std::size_t)g], off[(std::size_t)g + 1] - off[(std::size_t)g]};
+  }
+  // rows x d_model floats; an empty slice may have a null pointer.
+  void copy_rows(float* dst, const float* src, int rows) const {
+    if (rows > 0) std::memcpy(dst, src, (std::size_t)rows * mc.d_model * sizeof(float));
+  }
+  // For every (token member i, expert slice j, local expert e): fn(i, j, e, token-side first
+  // row, expert-side first row, rows).
+  template <class Fn>
+  void for_pieces(const A2A& a, Fn fn) {
+    const int per_rank = rc.experts_per_rank();
+    const std::size_t m = a.members();
+    for (std::size_t i = 0; i < m; ++i) {
+      const MicrobatchState& st = member_state(a, i);
+      for (std::size_t j = 0; j < m; ++j) {
+        const ExpertWork& w = rank(a.col.ranks[j]).work.at({a.l, a.mb});
+        for (int e = 0; e < per_rank; ++e) {
+          const Piece p = piece(st, a.l, (int)j, e);
+          fn(i, j, p.first, w.at[i * (std::size_t)per_rank + (std::size_t)e], p.n);
+        }
+      }
+    }
+  }
+
+  // Rows the expert ranks hold (rows_of(work): outputs or input gradients) sent back to the
+  // token ranks: one receive buffer per token member, its rows in its own packed order.
+  template <class RowsOf>
+  std::vector<Buffer<float>> to_token_ranks(const A2A& a, RowsOf rows_of) {
+    const int D = mc.d_model;
+    std::vector<Buffer<float>> in(a.members());
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(in[i].data() + (std::size_t)token_row * D,
+                rows_of(rank(a.col.ranks[j]).work.at({a.l, a.mb})) + (std::size_t)expert_row * D, n);
+    });
+    return in;
+  }
+
+  void dispatch_forward(const A2A& a) {
+    const int l = a.l, D = mc.d_model, per_rank = rc.experts_per_rank();
+    const std::size_t m = a.members();
+    for (std::size_t j = 0; j < m; ++j) {  // receiver j holds expert slice j
+      Rank& Rj = rank(a.col.ranks[j]);
+      if (Rj.coord.ep != (int)j) throw Error("all-to-all: member order is not the expert-slice order");
+      ExpertWork w;
+      w.offsets.assign((std::size_t)per_rank + 1, 0);
+      w.at.assign(m * (std::size_t)per_rank, 0);
+      int total = 0;
+      for (int e = 0; e < per_rank; ++e) {
+        for (std::size_t i = 0; i < m; ++i) {
+          w.at[i * (std::size_t)per_rank + (std::size_t)e] = total;
+          total += piece(member_state(a, i), l, (int)j, e).n;
+        }
+        w.offsets[(std::size_t)e + 1] = total;
+      }
+      Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, (std::size_t)total * D);
+      for (std::size_t i = 0; i < m; ++i) {
+        const MicrobatchState& st = member_state(a, i);
+        const float* xe = st.layers[(std::size_t)l].experts.xe.data();
+        for (int e = 0; e < per_rank; ++e) {
+          const Piece p = piece(st, l, (int)j, e);
+          copy_rows(in.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D, xe + (std::size_t)p.first * D, p.n);
+        }
+        const int sent = rows_for(st, l, (int)j).n();
+        if (i != j && sent > 0) {
+          std::lock_guard<std::mutex> lock(rows_mu);
+          rows_away[(std::size_t)a.col.ranks[i]][(std::size_t)l] += sent;
+          rank(a.col.ranks[i]).sent_to[{l, a.col.ranks[j]}] += sent;
+        }
+      }
+      w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
+      if (total > 0) std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
+      Rj.work[{l, a.mb}] = std::move(w);
+    }
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.xe = {};  // sent
+  }
+
+  void combine_forward(const A2A& a) {
+    const int l = a.l;
+    const std::size_t m = a.members();
+    // Token rank i gets its rows' outputs back, into a receive buffer, then its activations.
+    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); });
+    for (std::size_t i = 0; i < m; ++i) {
+      Buffer<float> y = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, in[i].size());
+      std::memcpy(y.data(), in[i].data(), in[i].size() * sizeof(float));
+      member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y);
+      in[i] = {};
+    }
+    for (std::size_t j = 0; j < m; ++j) rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y = {};  // not needed for backward
+  }
+
+  void combine_backward(const A2A& a) {
+    const int l = a.l, D = mc.d_model;
+    const std::size_t m = a.members();
+    // Expert rank j gets the output gradients of its rows.
+    std::vector<Buffer<float>> in(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      const ExpertWork& w = rank(a.col.ranks[j]).work.at({l, a.mb});
+      in[j] = floats(*rank(a.col.ranks[j]).tracker, MemCategory::Communication, (std::size_t)w.offsets.back() * D);
+    }
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(in[j].data() + (std::size_t)expert_row * D,
+                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
+    });
+    for (std::size_t j = 0; j < m; ++j) {
+      Rank& Rj = rank(a.col.ranks[j]);
+      ExpertWork& w = Rj.work.at({l, a.mb});
+      w.dy = floats(*Rj.tracker, MemCategory::Activations, in[j].size());
+      if (!in[j].empty()) std::memcpy(w.dy.data(), in[j].data(), in[j].size() * sizeof(float));
+      in[j] = {};
+    }
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].dy = {};  // sent
+  }
+
+  void dispatch_backward(const A2A& a) {
+    const int l = a.l;
+    const std::size_t m = a.members();
+    // Token rank i gets its rows' input gradients.
+    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); });
+    for (std::size_t i = 0; i < m; ++i) {
+      MicrobatchState& st = member_state(a, i);
+      std::memcpy(st.layers[(std::size_t)l].dxe.data(), in[i].data(), in[i].size() * sizeof(float));
+      in[i] = {};
+    }
+    for (std::size_t j = 0; j < m; ++j) {
+      Rank& Rj = rank(a.col.ranks[j]);
+      if (split_w())
+        Rj.work.at({l, a.mb}).dxe = {};  // sent; the rest waits for W
+      else
+        Rj.work.erase({l, a.mb});
+    }
+  }
+
+  // [SECTION] A step: begin, then the update and the step's record
   Engine* current = nullptr;
   std::chrono::steady_clock::time_point t0;
 
@@ -890,13 +1018,16 @@ struct ParallelTrainer::Impl final : OpRunner {
     const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
+    share_replica_state();  // from the first update on (members are bitwise equal here)
+    const bool sharing = shared_state;
     for_ranks((int)ranks.size(), [&](int r) {
       Rank& R = ranks[(std::size_t)r];
+      if (sharing && replica_owner(r) != r) return;  // its state is the owner's (share_replica_state)
       us[(std::size_t)r] = zero1() ? adamw_update_pieces(R.model->params(), R.master.data(), R.adam_m.data(),
                                                          R.adam_v.data(), R.pieces, opt.optim, step_, norm)
                                    : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
     });
-    const UpdateStats u = us.front();
+    const UpdateStats u = us.front();  // rank 0 owns its state
     ++step_;
     res.step = step_;
     double ce_sum = 0.0, aux_sum = 0.0;
@@ -926,6 +1057,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 };
 
+// [SECTION] Public API
 ParallelTrainer::ParallelTrainer(ModelConfig model, const ParallelOptions& opt, const TokenDataset& train)
     : impl_(std::make_unique<Impl>(std::move(model), opt, train)) {}
 ParallelTrainer::~ParallelTrainer() = default;
@@ -973,6 +1105,7 @@ std::vector<Event> ParallelTrainer::memory_events() const {
   return out;
 }
 
+// [SECTION] Checkpoints
 namespace {
 // fn(full_offset, flat, n) for the parts of flat range [flat, flat + n) of P, tensor by tensor.
 template <class Fn>

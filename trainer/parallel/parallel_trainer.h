@@ -6,6 +6,10 @@
 // params.h): the embedding on the stage holding chunk 0, final norm and head on the stage
 // holding the last chunk, the blocks of its chunks with their norms, attention and router (the
 // same on every dp rank of the stage) and, of every block, only its slice of the experts.
+// The members of an expert group hold the same shard and, from the first update on, bitwise
+// the same weights and optimizer state: they then share one copy of those arrays (only the
+// first member runs the update), each tracker still charged what a real device would hold.
+// Gradients and activations are each rank's own.
 // The ops of the plan (plan.h) run the model's pieces:
 //   Forward / Backward     the chunk's blocks (and embedding, or head and loss) for one
 //                          microbatch; with ep > 1 a block runs as attention, experts, combine
