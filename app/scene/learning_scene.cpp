@@ -157,7 +157,11 @@ void draw_step_counter(Canvas& c, const Rect& foot, int step, float alpha, float
 
 void draw_step_note(Canvas& c, const Rect& foot, const std::string& note, float alpha, float s) {
   if (alpha <= 0.0f || note.empty()) return;
-  c.text(note, {foot.max.x, foot.max.y - 0.09f * s}, 0.028f * s, with_alpha(palette::text_dim, alpha), Align::Right);
+  // Under the counter by the sizes the label rule will really draw them at (on a small window
+  // both grow past their share of s, and a fixed offset let them overlap).
+  const float counter_y = foot.max.y - 0.05f * s;
+  const float y = counter_y - 0.8f * c.text_size(0.05f * s) - 0.3f * c.text_size(0.028f * s);
+  c.text(note, {foot.max.x, y}, 0.028f * s, with_alpha(palette::text_dim, alpha), Align::Right);
 }
 
 static float slab_y(const BoxParts& b, int layers, float y) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "trainer/error.h"
@@ -60,9 +61,26 @@ namespace {
 // One step of a 16 x 16 register transpose: rows lo (bit b of the row index 0) and hi (bit b
 // set) trade the halves of their 2^b-column blocks, which swaps bit b of the row index with bit b
 // of the column index. Four steps (b = 0..3) transpose the whole block.
+#if defined(__clang__)
+// clang (the fuzz build) has no __builtin_shuffle; __builtin_shufflevector takes the same
+// two-source lane indices as a list of constants.
+template <int s, std::size_t... I>
+ONEGPU_INLINE v16 low_halves(v16 lo, v16 hi, std::index_sequence<I...>) {
+  return __builtin_shufflevector(lo, hi, ((I & s) ? 16 + I - s : I)...);
+}
+template <int s, std::size_t... I>
+ONEGPU_INLINE v16 high_halves(v16 lo, v16 hi, std::index_sequence<I...>) {
+  return __builtin_shufflevector(lo, hi, ((I & s) ? 16 + I : I + s)...);
+}
+#endif
+
 template <int b>
 ONEGPU_INLINE void swap_bit(v16& lo, v16& hi) {
   constexpr int s = 1 << b;
+#if defined(__clang__)
+  const v16 a = low_halves<s>(lo, hi, std::make_index_sequence<16>{});
+  const v16 c = high_halves<s>(lo, hi, std::make_index_sequence<16>{});
+#else
   constexpr i16v m0 = {0 & s ? 16 + 0 - s : 0,    1 & s ? 16 + 1 - s : 1,    2 & s ? 16 + 2 - s : 2,
                        3 & s ? 16 + 3 - s : 3,    4 & s ? 16 + 4 - s : 4,    5 & s ? 16 + 5 - s : 5,
                        6 & s ? 16 + 6 - s : 6,    7 & s ? 16 + 7 - s : 7,    8 & s ? 16 + 8 - s : 8,
@@ -76,6 +94,7 @@ ONEGPU_INLINE void swap_bit(v16& lo, v16& hi) {
                        12 & s ? 16 + 12 : 12 + s, 13 & s ? 16 + 13 : 13 + s, 14 & s ? 16 + 14 : 14 + s,
                        15 & s ? 16 + 15 : 15 + s};
   const v16 a = __builtin_shuffle(lo, hi, m0), c = __builtin_shuffle(lo, hi, m1);
+#endif
   lo = a;
   hi = c;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/support/small_story.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/error.h"
@@ -18,24 +19,7 @@ namespace {
 
 constexpr int kSeq = 16;
 
-struct Setup {
-  TokenDataset train;
-  ModelConfig model;
-};
-
-const Setup& setup() {
-  static const Setup s = [] {
-    StoryCorpusOptions co;
-    co.target_bytes = std::size_t{64} << 10;
-    Corpus c = generate_story_corpus(co);
-    BpeTokenizer tok = BpeTokenizer::train(c.train);
-    Setup x{TokenDataset::build(tok, c.train), model_preset("story")};
-    x.model.vocab = (int)tok.vocab_size();
-    x.model.seq_len = kSeq;
-    return x;
-  }();
-  return s;
-}
+const test::SmallStory& setup() { return test::small_story<kSeq>(); }
 
 struct Split {
   int dp, ep, pp, v;

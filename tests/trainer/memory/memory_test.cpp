@@ -5,30 +5,14 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/support/small_story.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/parallel/parallel_trainer.h"
 
 namespace onegpu::trainer {
 namespace {
 
-struct Setup {
-  TokenDataset train;
-  ModelConfig model;
-};
-
-const Setup& setup() {
-  static const Setup s = [] {
-    StoryCorpusOptions co;
-    co.target_bytes = std::size_t{64} << 10;
-    Corpus c = generate_story_corpus(co);
-    BpeTokenizer tok = BpeTokenizer::train(c.train);
-    Setup x{TokenDataset::build(tok, c.train), model_preset("story")};
-    x.model.vocab = (int)tok.vocab_size();
-    x.model.seq_len = 32;
-    return x;
-  }();
-  return s;
-}
+const test::SmallStory& setup() { return test::small_story<32>(); }
 
 // Activations peak of the first stage's rank during one step.
 std::int64_t stage0_peak(Schedule s, int pp, int m) {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "tests/support/small_story.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -56,23 +57,7 @@ TEST(ZeroBubble, InputThenWeightPiecesEqualWholeBackward) {
             0);
 }
 
-struct Setup {
-  TokenDataset data;
-  ModelConfig model;
-};
-const Setup& setup() {
-  static const Setup x = [] {
-    StoryCorpusOptions co;
-    co.target_bytes = std::size_t{64} << 10;
-    Corpus corpus = generate_story_corpus(co);
-    BpeTokenizer tok = BpeTokenizer::train(corpus.train);
-    Setup s{TokenDataset::build(tok, corpus.train), model_preset("story")};
-    s.model.vocab = (int)tok.vocab_size();
-    s.model.seq_len = 32;
-    return s;
-  }();
-  return x;
-}
+const test::SmallStory& setup() { return test::small_story<32>(); }
 
 ParallelOptions split(int dp, int ep, int pp, Schedule s) {
   ParallelOptions o;
@@ -107,7 +92,7 @@ Changed changed(const ParamStore& P, const std::vector<float>& before) {
 // counted in gradient elements written, not in seconds (a timing test failed under load).
 TEST(ZeroBubble, WeightOpsDoRealWork) {
   for (int dpep : {1, 2}) {  // experts on the rank, and experts on other ranks
-    ParallelTrainer t(setup().model, split(dpep, dpep, 2, Schedule::ZeroBubbleH1), setup().data);
+    ParallelTrainer t(setup().model, split(dpep, dpep, 2, Schedule::ZeroBubbleH1), setup().train);
     t.begin_step();
     int w_ops = 0, b_ops = 0;
     std::int64_t w_weights = 0, b_weights = 0, b_norms = 0;
@@ -141,8 +126,8 @@ TEST(ZeroBubble, WeightOpsDoRealWork) {
 }
 
 TEST(ZeroBubble, SameBitsAsOneFOneBWithExpertsSplit) {
-  ParallelTrainer zb(setup().model, split(2, 2, 2, Schedule::ZeroBubbleH1), setup().data);
-  ParallelTrainer ofob(setup().model, split(2, 2, 2, Schedule::OneFOneB), setup().data);
+  ParallelTrainer zb(setup().model, split(2, 2, 2, Schedule::ZeroBubbleH1), setup().train);
+  ParallelTrainer ofob(setup().model, split(2, 2, 2, Schedule::OneFOneB), setup().train);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(zb.step().loss, ofob.step().loss) << i;
   EXPECT_EQ(zb.master_weights(), ofob.master_weights());
 }
