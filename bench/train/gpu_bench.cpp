@@ -14,6 +14,7 @@
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/device.h"
 #include "trainer/error.h"
+#include "bench/train/train_shapes.h"
 #include "trainer/memory/tracker.h"
 #include "trainer/model/model.h"
 #include "trainer/optim/adamw.h"
@@ -22,14 +23,6 @@ using namespace onegpu::trainer;
 using clk = std::chrono::steady_clock;
 
 namespace {
-
-// Matmul FLOPs of one training step per token (forward + backward = 3 x forward); the same
-// count as bench/train/train_bench.cpp.
-double train_flops_per_token(const ModelConfig& c) {
-  double D = c.d_model, per_layer = 2 * (4 * D * D + D * c.n_experts + c.top_k * 2 * D * c.expert_hidden) +
-                                    2 * 2 * (c.seq_len / 2.0) * D;  // scores and P·V, causal half
-  return 3 * (c.n_layers * per_layer + 2 * D * c.vocab);
-}
 
 struct Result {
   double tokens_per_s = 0, tflops = 0, step_ms = 0;
@@ -43,15 +36,8 @@ Result run(const std::string& name, int B, int steps, bool tf32) {
   Model m(c, *be, mt, 1);
   AdamWConfig opt;
   opt.total_steps = 3 * steps + 2;
-  Rng rng(5);
   const int S = c.seq_len;
-  Batch b;
-  b.B = B;
-  b.S = S;
-  for (int i = 0; i < B * S; ++i) {
-    b.inputs.push_back((std::int32_t)(rng.next() % c.vocab));
-    b.targets.push_back((std::int32_t)(rng.next() % c.vocab));
-  }
+  Batch b = onegpu::bench::random_batch(B, S, c.vocab);
   MicrobatchState st;
   auto step = [&](int i) {
     be->zero(m.params().grads.data(), m.params().count());
@@ -70,7 +56,7 @@ Result run(const std::string& name, int B, int steps, bool tf32) {
   }
   Result r;
   r.tokens_per_s = (double)steps * B * S / best;
-  r.tflops = r.tokens_per_s * train_flops_per_token(c) / 1e12;
+  r.tflops = r.tokens_per_s * onegpu::bench::train_flops_per_token(c) / 1e12;
   r.step_ms = 1e3 * best / steps;
   r.mem = mt.stats();
   return r;

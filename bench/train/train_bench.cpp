@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/train/train_shapes.h"
 #include "trainer/memory/tracker.h"
 #include "trainer/model/model.h"
 #include "trainer/ops/cpu_backend.h"
@@ -55,13 +56,6 @@ double fma_peak_gflops(int threads) {
   return 2.0 * 16 * 12 * iters * threads / s / 1e9;
 }
 
-// Matmul FLOPs of one training step per token (forward + backward = 3 x forward).
-double train_flops_per_token(const ModelConfig& c) {
-  double D = c.d_model, per_layer = 2 * (4 * D * D + D * c.n_experts + c.top_k * 2 * D * c.expert_hidden) +
-                                    2 * 2 * (c.seq_len / 2.0) * D;  // scores and P·V, causal half
-  return 3 * (c.n_layers * per_layer + 2 * D * c.vocab);
-}
-
 constexpr int kWindows = 5;
 struct Result {
   double tokens_per_s, gflops;
@@ -80,15 +74,8 @@ Result run(const std::string& name, int threads, int steps, bool split_ops) {
   Model m(c, be, mt, 1);
   AdamWConfig opt;
   opt.total_steps = kWindows * steps + 2;
-  Rng rng(5);
   const int B = 4, S = c.seq_len;
-  Batch b;
-  b.B = B;
-  b.S = S;
-  for (int i = 0; i < B * S; ++i) {
-    b.inputs.push_back((std::int32_t)(rng.next() % c.vocab));
-    b.targets.push_back((std::int32_t)(rng.next() % c.vocab));
-  }
+  Batch b = onegpu::bench::random_batch(B, S, c.vocab);
   MicrobatchState st;
   auto step = [&](int i) {
     m.params().zero_grads();
@@ -108,7 +95,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops) {
     best = std::min(best, std::chrono::duration<double>(clk::now() - t0).count());
   }
   double tps = (double)steps * B * S / best;
-  return {tps, tps * train_flops_per_token(c) / 1e9};
+  return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9};
 }
 
 }  // namespace
@@ -120,7 +107,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 2 && std::string(argv[1]) == "flops") {
-    std::printf("%.0f\n", train_flops_per_token(model_preset(argv[2])));
+    std::printf("%.0f\n", onegpu::bench::train_flops_per_token(model_preset(argv[2])));
     return 0;
   }
   int steps = argc > 1 ? std::atoi(argv[1]) : 20;
