@@ -8,7 +8,7 @@
 //   >>kernels     one kernel (or two) per op
 //   >>cublas      cuBLAS, loaded at run time
 //   >>memory      unified memory for the tracker
-//   >>backend     the Backend on a stream
+//   >>backend     the Backend on a stream (>>timing: CUDA events per engine op)
 //   >>info        device name and peak for the benchmark
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <unordered_map>
 
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/error.h"
@@ -527,6 +528,7 @@ class CudaBackend final : public Backend {
     check(cudaGetDeviceCount(&n), "no usable CUDA device");
     if (opt.device < 0 || opt.device >= n) throw Error("CUDA backend: no device " + std::to_string(opt.device));
     check(cudaSetDevice(opt.device), "select device");
+    device_ = opt.device;
     int concurrent = 0;
     cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, opt.device);
     if (!concurrent)
@@ -545,6 +547,10 @@ class CudaBackend final : public Backend {
     if (blas_) cublas().destroy(blas_);
     for (auto& s : stage_) cudaFree(s.p);
     cudaFreeHost(host_result_);
+    for (auto& [key, t] : timers_) {
+      cudaEventDestroy(t.begin);
+      cudaEventDestroy(t.end);
+    }
     cudaStreamDestroy(stream_);
   }
 
@@ -695,6 +701,40 @@ class CudaBackend final : public Backend {
   }
 
   void sync() override { check(cudaStreamSynchronize(stream_), "an earlier op failed"); }
+  void copy_bytes(const void* src, void* dst, std::size_t bytes) override {
+    if (bytes > 0) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "copy");
+  }
+  // An event recorded on the other stream, waited for by ours: the device orders them, the
+  // host goes on. The event may be destroyed at once (CUDA frees it once it has completed).
+  void after(Backend& other) override {
+    auto* o = dynamic_cast<CudaBackend*>(&other);
+    if (!o || o == this) return;
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+    check(cudaEventRecord(e, o->stream_), "record an event");
+    check(cudaStreamWaitEvent(stream_, e, 0), "wait for another stream");
+    cudaEventDestroy(e);
+  }
+
+  // >>timing: one event pair per key (an engine op id), made on first use and kept for the
+  // next steps (a plan's op ids repeat). Recording queues a timestamp: no host wait.
+  bool timed_on_device() const override { return true; }
+  void mark_begin(std::uint32_t key) override {
+    // The engine's worker threads start on device 0: a rank on another GPU selects its own.
+    check(cudaSetDevice(device_), "select device");
+    check(cudaEventRecord(timer(key).begin, stream_), "record op start");
+  }
+  void mark_end(std::uint32_t key) override { check(cudaEventRecord(timer(key).end, stream_), "record op end"); }
+  double marked_seconds(std::uint32_t key) override {
+    auto it = timers_.find(key);
+    if (it == timers_.end()) return 0.0;
+    float ms = 0.f;
+    if (cudaEventElapsedTime(&ms, it->second.begin, it->second.end) != cudaSuccess) {
+      cudaGetLastError();  // never recorded, or not yet done: no cost rather than a wrong one
+      return 0.0;
+    }
+    return ms * 1e-3;
+  }
   void copy(const float* src, float* dst, std::int64_t n) override {
     if (n > 0) check(cudaMemcpyAsync(dst, src, (std::size_t)n * sizeof(float), cudaMemcpyDefault, stream_), "copy");
   }
@@ -766,6 +806,19 @@ class CudaBackend final : public Backend {
     void* p = nullptr;
     std::size_t bytes = 0;
   };
+  struct Timer {
+    cudaEvent_t begin = nullptr, end = nullptr;
+  };
+  Timer& timer(std::uint32_t key) {
+    Timer& t = timers_[key];
+    if (!t.begin) {
+      check(cudaEventCreate(&t.begin), "create a timing event");
+      check(cudaEventCreate(&t.end), "create a timing event");
+    }
+    return t;
+  }
+  int device_ = 0;
+  std::unordered_map<std::uint32_t, Timer> timers_;
   MemoryTracker& tracker_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;

@@ -25,6 +25,7 @@ Engine::Engine(const Plan& plan, OpRunner& runner, EngineOptions options)
   if (options_.events && options_.events->producers() < static_cast<std::size_t>(n))
     throw Error("event stream has " + std::to_string(options_.events->producers()) +
                 " lanes for " + std::to_string(n) + " workers");
+  device_timed_ = runner_.device_timed();
   tracker_ = std::make_unique<DependencyTracker>(plan_);
   clock_ = std::make_unique<VirtualClock>(plan_, options_.cost);
   tracker_->start(scratch_);  // an idle engine at the start of step options.step, all held
@@ -57,6 +58,8 @@ void Engine::begin(int step) {
   mb_released_ = 0;
   budget_ = 0;
   error_ = nullptr;
+  done_.clear();
+  timed_ = 0;
   step_ = step;
   epoch_ns_ = now_ns();
   tracker_->start(scratch_);
@@ -178,6 +181,7 @@ EngineState Engine::wait() {
     queue_.clear();
     std::rethrow_exception(e);
   }
+  if (device_timed_ && timed_ < done_.size()) retime_on_device();
   if (tracker_->finished()) return EngineState::Finished;
   // Ops that become ready while released work runs are held against the budget; spend it.
   if (!held_.empty()) return EngineState::Paused;
@@ -223,6 +227,41 @@ void Engine::make_events(const Task& t, double measured_s, std::vector<Event>& o
   } else {
     one(t.index);
   }
+}
+
+void Engine::retime_on_device() {
+  std::vector<std::uint32_t> ids;
+  for (std::size_t i = timed_; i < done_.size(); ++i) {
+    const Task& t = done_[i].task;
+    ids.push_back(t.collective ? plan_.collectives[t.index].ops.front() : t.index);
+  }
+  std::vector<double> seconds;
+  runner_.device_seconds(ids, seconds);
+  if (seconds.size() != ids.size()) throw Error("internal: device_seconds gave a wrong number of costs");
+  for (std::size_t i = 0; i < ids.size(); ++i) done_[timed_ + i].seconds = seconds[i];
+  // Completion order is an order the clock accepts, and earlier tasks keep their costs, so the
+  // times already emitted do not change.
+  clock_->reset();
+  for (const DoneTask& d : done_) {
+    clock_->complete(d.task, d.seconds);
+    auto stamp = [&](std::uint32_t id) {
+      OpTime& ot = clock_->timeline().ops[id];
+      ot.wall_begin_ns = d.wall_begin_ns;
+      ot.wall_end_ns = d.wall_end_ns;
+    };
+    if (d.task.collective) {
+      for (std::uint32_t id : plan_.collectives[d.task.index].ops) stamp(id);
+    } else {
+      stamp(d.task.index);
+    }
+  }
+  if (options_.events) {
+    // No worker runs (wait() holds the lock with nothing running): lane 0 is free to use.
+    std::vector<Event> events;
+    for (std::size_t i = timed_; i < done_.size(); ++i) make_events(done_[i].task, done_[i].seconds, events);
+    for (const Event& e : events) options_.events->push(0, e);
+  }
+  timed_ = done_.size();
 }
 
 Event op_event(const Plan& plan, const Timeline& tl, std::uint32_t op_id, int step) {
@@ -303,7 +342,10 @@ void Engine::worker_main(int index) {
     } else {
       stamp(t.index);
     }
-    if (options_.events) make_events(t, measured, events);
+    if (device_timed_)  // op events wait for the device's costs (retime_on_device)
+      done_.push_back({t, measured, w0 - epoch_ns_, w1 - epoch_ns_});
+    else if (options_.events)
+      make_events(t, measured, events);
     tracker_->complete(t, ready);
     const std::size_t before = queue_.size();
     enqueue_ready(ready);

@@ -11,7 +11,8 @@
 // and wait() until the released work is done (wait() says Paused or Finished).
 // Collectives run once, on one worker, after every member has arrived, with members in rank
 // order, so a runner that reduces in that order is bitwise reproducible.
-// Each op's wall time is measured and fed to the virtual clock (virtual_clock.h); every
+// Each op's wall time (or, for a device-timed runner, its device time) is measured and fed to
+// the virtual clock (virtual_clock.h); every
 // completed op becomes an Event in the worker's own ring when an EventStream is attached
 // (Event::value = measured seconds, Event::id = op id).
 //
@@ -67,6 +68,17 @@ class OpRunner {
   virtual void run_collective(const Collective& c, const OpContext& ctx) {
     (void)c;
     (void)ctx;
+  }
+  // A runner whose ops only queue work on a device (a GPU) says so here: the engine's wall
+  // clock then sees the queueing, not the work. The engine asks device_seconds for the costs of
+  // the tasks done since it last asked (first op id of each; collectives too) once the released
+  // work is done (the end of a step, each paced pause), re-times the virtual clock with them and
+  // only then emits the op events. During a step, OpContext::virtual_begin still comes from
+  // wall costs (the runner's own events carry those).
+  virtual bool device_timed() const { return false; }
+  // Called with no op running (it may wait for the device); one cost per op id, in order.
+  virtual void device_seconds(const std::vector<std::uint32_t>& op_ids, std::vector<double>& seconds) {
+    seconds.assign(op_ids.size(), 0.0);
   }
 };
 
@@ -134,6 +146,17 @@ class Engine {
   OpKind task_kind(const Task& t) const;
   double task_priority(const Task& t) const;
   void make_events(const Task& t, double measured_s, std::vector<Event>& out) const;  // under mu_
+  // Device-timed runners: tasks in completion order with their costs and wall stamps, and how
+  // many of them have their device costs already.
+  struct DoneTask {
+    Task task;
+    double seconds = 0;
+    std::int64_t wall_begin_ns = 0, wall_end_ns = 0;
+  };
+  bool device_timed_ = false;
+  std::vector<DoneTask> done_;
+  std::size_t timed_ = 0;
+  void retime_on_device();  // under mu_, nothing running
 
   const Plan& plan_;
   OpRunner& runner_;

@@ -107,6 +107,28 @@ class Backend {
   // MoE dispatch, backward: dh[t] += dxe[row_of_slot[t*k + j]] for j = 0..k-1 in order, for
   // every token t of T. Defined in model/moe.cpp.
   virtual void dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D);
+
+  // ---- for virtual ranks that share one device (trainer/parallel) ----
+  // Each rank has its own backend (on a GPU: its own stream). Data handed from one rank to
+  // another is copied on the device, ordered by `after`, with no host wait.
+
+  // dst = src, bytes (bf16 weights travel too). On a GPU: cudaMemcpyAsync on this backend's stream.
+  virtual void copy_bytes(const void* src, void* dst, std::size_t bytes) {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
+  // Ops issued on this backend from now on run after every op issued so far on `other`. The
+  // CPU's ops are done when they return: nothing to do.
+  virtual void after(Backend& other) { (void)other; }
+
+  // ---- op costs measured on the device, for the virtual clock (trainer/engine) ----
+  // A backend whose ops only queue work (a GPU) times each engine op itself: mark_begin(key) and
+  // mark_end(key) put a timestamp on its queue (a CUDA event pair), and marked_seconds(key) reads
+  // the time between them once sync() has returned. The CPU's ops run while the engine's wall
+  // clock watches, so it times nothing (timed_on_device() is false).
+  virtual bool timed_on_device() const { return false; }
+  virtual void mark_begin(std::uint32_t key) { (void)key; }
+  virtual void mark_end(std::uint32_t key) { (void)key; }
+  virtual double marked_seconds(std::uint32_t key) { (void)key; return 0.0; }
 };
 
 }  // namespace onegpu::trainer

@@ -171,7 +171,11 @@ void Backend::adamw(const AdamWStep& s, float* w, float* m, float* v, const floa
 }
 
 UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, Backend& be) {
-  const StepScalars k = step_scalars(c, step, std::sqrt(be.sum_squares(p.grads.data(), p.count())));
+  return adamw_update_with_norm(p, c, step, std::sqrt(be.sum_squares(p.grads.data(), p.count())), be);
+}
+
+UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step, double grad_norm, Backend& be) {
+  const StepScalars k = step_scalars(c, step, grad_norm);
   AdamWStep s;
   s.scale = k.st.clip_scale;
   s.b1 = k.b1;

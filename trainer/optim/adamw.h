@@ -64,5 +64,8 @@ UpdateStats adamw_update_pieces(ParamStore& p, float* master, float* m, float* v
 // update is done. On a device the sum's order differs from global_grad_norm's blocks, so the
 // norm may differ in its last bits.
 UpdateStats adamw_update(ParamStore& p, const AdamWConfig& c, int step, Backend& be);
+// The same with the norm given (a split run's ranks on a device, trainer/parallel). With a CPU
+// backend it is bitwise adamw_update_with_norm above (the same element-wise update).
+UpdateStats adamw_update_with_norm(ParamStore& p, const AdamWConfig& c, int step, double grad_norm, Backend& be);
 
 }  // namespace onegpu::trainer

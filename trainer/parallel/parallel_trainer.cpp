@@ -16,6 +16,7 @@
 
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
+#include "trainer/device.h"
 #include "trainer/ops/cpu_backend.h"
 
 namespace onegpu::trainer {
@@ -117,7 +118,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   struct Rank {
     RankCoord coord;
     std::unique_ptr<MemoryTracker> tracker;
-    std::unique_ptr<CpuBackend> backend;
+    std::unique_ptr<Backend> backend;  // a CpuBackend, or a device's (ParallelOptions::device)
     std::unique_ptr<Model> model;
     std::map<std::pair<int, int>, MicrobatchState> states;  // (chunk, microbatch)
     std::map<std::pair<int, int>, ExpertWork> work;          // (layer, microbatch)
@@ -193,7 +194,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         Rank& R = ranks[(std::size_t)r];
         R.coord = L.coord(r);
         R.tracker = std::make_unique<MemoryTracker>();
-        R.backend = std::make_unique<CpuBackend>(*R.tracker, 1);
+        R.backend = make_rank_backend(*R.tracker);
         ParamShard sh;
         sh.layers.assign((std::size_t)mc.n_layers, false);
         for (int c : L.chunks_of_stage(R.coord.stage))
@@ -218,7 +219,11 @@ struct ParallelTrainer::Impl final : OpRunner {
         R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, std::move(P));
         if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
       };
-      for_ranks(world, build);
+      if (opt.device == "cpu" && !opt.make_backend)
+        for_ranks(world, build);
+      else  // a device's backends (streams, cuBLAS handles) are made one at a time
+        for (int r = 0; r < world; ++r) build(r);
+      device_ranks = ranks.front().backend->timed_on_device();
     }
     lap("shards");
     const int workers = opt.workers;
@@ -226,6 +231,38 @@ struct ParallelTrainer::Impl final : OpRunner {
     steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
     if (first_plan) first_engine = std::make_unique<Engine>(*first_plan, *this, eo);
     lap("engines");
+  }
+
+  // [SECTION] Device ranks: ranks whose ops queue work on a GPU
+  // Each rank has its own backend (a stream); data one rank hands another is copied on the
+  // device by a backend ordered after the sender (Backend::after), with no host wait. The CPU's
+  // backends do the same copies with memcpy, so both paths share this code.
+  bool device_ranks = false;
+  std::unique_ptr<Backend> make_rank_backend(MemoryTracker& t) {
+    if (opt.make_backend) return opt.make_backend(t);
+    if (opt.device == "cuda") return make_device_backend(t, opt.tf32);
+    if (opt.device != "cpu") throw Error("device must be cpu or cuda, got '" + opt.device + "'");
+    return std::make_unique<CpuBackend>(t, 1);
+  }
+  // The backend a collective's copies and sums are issued on (its first member's), ordered
+  // after every member's work so far; release() orders every member after it.
+  Backend& issuer(const Collective& col) {
+    Backend& b = *rank(col.ranks.front()).backend;
+    for (std::int32_t r : col.ranks) b.after(*rank(r).backend);
+    return b;
+  }
+  void release(const Collective& col, Backend& b) {
+    for (std::int32_t r : col.ranks) rank(r).backend->after(b);
+  }
+  // The engine takes device ranks' op costs from their CUDA events, after the step's sync.
+  bool device_timed() const override { return device_ranks; }
+  void device_seconds(const std::vector<std::uint32_t>& ids, std::vector<double>& seconds) override {
+    for (Rank& R : ranks) R.backend->sync();
+    seconds.clear();
+    for (std::uint32_t id : ids) {
+      const Op& op = last_plan->op(id);
+      seconds.push_back(op.is_compute() ? rank(op.rank).backend->marked_seconds(id) : 0.0);
+    }
   }
 
   // [SECTION] ZeRO-1: the optimizer state split over the copies
@@ -428,7 +465,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   void layer_grad_probe(Rank& R, const Op& op, const OpContext& ctx) {
     const ParamStore& P = R.model->params();
     const std::int64_t n = P.layer_layout().size;
-    const double norm = std::sqrt(sum_of_squares(P.grads.data() + P.layer_offset(op.layer_begin), n));
+    const double norm = std::sqrt(R.backend->sum_squares(P.grads.data() + P.layer_offset(op.layer_begin), n));
     ctx.emit(probe_event(op, ctx, ProbeKind::LayerGradNorm, op.layer_begin, 0, norm));
   }
 
@@ -481,6 +518,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     Rank& R = rank(op.rank);
     const int c = op.chunk, mb = op.microbatch;
     const int D = mc.d_model;
+    if (device_ranks && op.is_compute()) R.backend->mark_begin(op.id);
     switch (op.kind) {
       case OpKind::Forward: forward(R, op, ctx); break;
       case OpKind::Backward:
@@ -494,7 +532,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         Buffer<float>& src = op.payload == Payload::Activation ? st.x : st.dx;
         Wire& w = wires[op.id];
         w.data = floats(*R.tracker, MemCategory::Communication, src.size());
-        std::memcpy(w.data.data(), src.data(), src.size() * sizeof(float));
+        R.backend->copy(src.data(), w.data.data(), (std::int64_t)src.size());
         if (op.payload == Payload::Activation) {
           st.x = {};  // the next stage continues the residual stream
         } else if (split_w()) {
@@ -509,11 +547,14 @@ struct ParallelTrainer::Impl final : OpRunner {
         Wire& w = wires[(std::size_t)op.match];
         if (op.payload == Payload::Activation) start_state(R, c, mb);
         MicrobatchState& st = state(R, c, mb);
+        Backend& sender = *rank(ctx.plan.op((std::uint32_t)op.match).rank).backend;
+        R.backend->after(sender);  // the send's copy first
         Buffer<float> in = floats(*R.tracker, MemCategory::Communication, w.data.size());
-        std::memcpy(in.data(), w.data.data(), w.data.size() * sizeof(float));
+        R.backend->copy(w.data.data(), in.data(), (std::int64_t)w.data.size());
+        sender.after(*R.backend);  // the sender reuses the wire's memory only after this copy
         w.data = {};  // the sender's buffer is free once received
         Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, in.size());
-        std::memcpy(dst.data(), in.data(), in.size() * sizeof(float));
+        R.backend->copy(in.data(), dst.data(), (std::int64_t)in.size());
         if (dst.size() != (std::size_t)st.T * D) throw Error("recv: wrong size of " + describe(op));
         (op.payload == Payload::Activation ? st.x : st.dx) = std::move(dst);
         break;
@@ -524,7 +565,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         double s = 0.0;
         for (const auto& t : P.tensors()) {
           const bool counts = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
-          if (counts) s += sum_of_squares(P.grads.data() + t.offset, t.size());
+          if (counts) s += R.backend->sum_squares(P.grads.data() + t.offset, t.size());
         }
         R.sq = s;
         break;
@@ -532,6 +573,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       default: throw Error("runner: collective op run alone: " + describe(op));
     }
     if (op.is_compute()) memory_event(R, op, ctx);
+    if (device_ranks && op.is_compute()) R.backend->mark_end(op.id);
   }
 
   void forward(Rank& R, const Op& op, const OpContext& ctx) {
@@ -647,14 +689,16 @@ struct ParallelTrainer::Impl final : OpRunner {
   void run_collective(const Collective& col, const OpContext& ctx) override {
     const Plan& plan = ctx.plan;
     const Op& first = plan.op(col.ops.front());
+    Backend& b = issuer(col);  // every copy and sum below is issued on b
     switch (col.kind) {
-      case OpKind::AllReduce: all_reduce(col, first); break;
-      case OpKind::Broadcast: broadcast(col, first); break;
-      case OpKind::ReduceScatter: reduce_scatter(col, first); break;
-      case OpKind::AllGather: all_gather(col, first); break;
-      case OpKind::AllToAll: all_to_all(col, first); break;
+      case OpKind::AllReduce: all_reduce(col, first, b); break;
+      case OpKind::Broadcast: broadcast(col, first, b); break;
+      case OpKind::ReduceScatter: reduce_scatter(col, first, b); break;
+      case OpKind::AllGather: all_gather(col, first, b); break;
+      case OpKind::AllToAll: all_to_all(col, first, b); break;
       default: throw Error("runner: unexpected collective " + describe(first));
     }
+    release(col, b);
   }
 
   // Flat ranges [offset, offset + n) of a member's shard that a collective over layers
@@ -688,36 +732,32 @@ struct ParallelTrainer::Impl final : OpRunner {
   // Range k of every member's gradients, copied into a communication buffer of its own (what
   // it sends), member by member.
   std::vector<Buffer<float>> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
-                                            const char* what) {
+                                            const char* what, Backend& b) {
     const std::int64_t n = rg[0][k].second;
     std::vector<Buffer<float>> buf;
     for (std::size_t i = 0; i < col.ranks.size(); ++i) {
       Rank& R = rank(col.ranks[i]);
       if (rg[i][k].second != n) throw Error(std::string(what) + ": members hold different sizes");
       buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-      std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
+      b.copy(R.model->params().grads.data() + rg[i][k].first, buf.back().data(), n);
     }
     return buf;
   }
 
-  void all_reduce(const Collective& col, const Op& first) {
+  void all_reduce(const Collective& col, const Op& first, Backend& be) {
     const std::size_t m = col.ranks.size();
     const std::vector<Ranges> rg = member_ranges(col, first);
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
       // The sum is taken over members in rank order and written back to every member.
-      std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "all-reduce");
+      std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "all-reduce", be);
       float* acc = buf[0].data();
-      for (std::size_t i = 1; i < m; ++i) {
-        const float* b = buf[i].data();
-        for (std::int64_t j = 0; j < n; ++j) acc[j] += b[j];
-      }
-      for (std::size_t i = 0; i < m; ++i)
-        std::memcpy(rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first, acc, (std::size_t)n * sizeof(float));
+      for (std::size_t i = 1; i < m; ++i) be.add(buf[i].data(), acc, n);  // acc[j] += buf[i][j]
+      for (std::size_t i = 0; i < m; ++i) be.copy(acc, rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first, n);
     }
   }
 
-  void broadcast(const Collective& col, const Op& first) {
+  void broadcast(const Collective& col, const Op& first, Backend& be) {
     Rank& root = rank(col.ranks.front());
     const auto src = ranges(root.model->params(), col.group, first.chunk, first.layer_begin, first.layer_end);
     for (std::size_t i = 1; i < col.ranks.size(); ++i) {
@@ -728,11 +768,11 @@ struct ParallelTrainer::Impl final : OpRunner {
         const std::int64_t n = src[k].second;
         if (!zero1()) {  // ZeRO-1: each member's master piece is already its own; only bf16 travels
           Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
-          std::memcpy(in.data(), root.model->params().master.data() + src[k].first, (std::size_t)n * sizeof(float));
-          std::memcpy(P.master.data() + dst[k].first, in.data(), (std::size_t)n * sizeof(float));
+          be.copy(root.model->params().master.data() + src[k].first, in.data(), n);
+          be.copy(in.data(), P.master.data() + dst[k].first, n);
         }
-        std::memcpy(P.weights.data() + dst[k].first, root.model->params().weights.data() + src[k].first,
-                    (std::size_t)n * sizeof(bf16));
+        be.copy_bytes(root.model->params().weights.data() + src[k].first, P.weights.data() + dst[k].first,
+                      (std::size_t)n * sizeof(bf16));
       }
     }
   }
@@ -745,7 +785,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     return {std::clamp(lo - range_at, std::int64_t{0}, range_n), std::clamp(hi - range_at, std::int64_t{0}, range_n)};
   }
 
-  void reduce_scatter(const Collective& col, const Op& first) {
+  void reduce_scatter(const Collective& col, const Op& first, Backend& be) {
     const std::size_t m = col.ranks.size();
     const std::vector<Ranges> rg = member_ranges(col, first);
     const std::int64_t total = count_of(rg[0]);
@@ -754,11 +794,16 @@ struct ParallelTrainer::Impl final : OpRunner {
       const std::int64_t n = rg[0][k].second;
       // Member i sums its piece over the members in rank order (as the all-reduce does:
       // bitwise its sums).
-      const std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "reduce-scatter");
+      const std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "reduce-scatter", be);
       for (std::size_t i = 0; i < m; ++i) {
         const auto [a, b] = piece_in_range(total, range_at, n, i, m);
         if (b <= a) continue;
         float* out = rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first;
+        if (device_ranks) {  // the same additions in the same order, as whole-piece ops
+          be.copy(buf[0].data() + a, out + a, b - a);
+          for (std::size_t s = 1; s < m; ++s) be.add(buf[s].data() + a, out + a, b - a);
+          continue;
+        }
         for (std::int64_t j = a; j < b; ++j) {
           float acc = buf[0][(std::size_t)j];
           for (std::size_t s = 1; s < m; ++s) acc += buf[s][(std::size_t)j];
@@ -769,7 +814,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
-  void all_gather(const Collective& col, const Op& first) {
+  void all_gather(const Collective& col, const Op& first, Backend& be) {
     const std::size_t m = col.ranks.size();
     const std::vector<Ranges> rg = member_ranges(col, first);
     const std::int64_t total = count_of(rg[0]);
@@ -783,10 +828,10 @@ struct ParallelTrainer::Impl final : OpRunner {
         for (std::size_t i = 0; i < m; ++i) {
           const auto [a, b] = piece_in_range(total, range_at, n, i, m);
           if (b > a)
-            std::memcpy(in.data() + a, rank(col.ranks[i]).model->params().weights.data() + rg[i][k].first + a,
-                        (std::size_t)(b - a) * sizeof(bf16));
+            be.copy_bytes(rank(col.ranks[i]).model->params().weights.data() + rg[i][k].first + a, in.data() + a,
+                          (std::size_t)(b - a) * sizeof(bf16));
         }
-        std::memcpy(Rj.model->params().weights.data() + rg[j][k].first, in.data(), (std::size_t)n * sizeof(bf16));
+        be.copy_bytes(in.data(), Rj.model->params().weights.data() + rg[j][k].first, (std::size_t)n * sizeof(bf16));
       }
       range_at += n;
     }
@@ -799,8 +844,8 @@ struct ParallelTrainer::Impl final : OpRunner {
   //   combine_forward    expert outputs back to the token ranks
   //   combine_backward   output gradients of those rows to the expert ranks
   //   dispatch_backward  input gradients of the rows back to the token ranks
-  void all_to_all(const Collective& col, const Op& first) {
-    const A2A a{col, first.layer_begin, first.chunk, first.microbatch};
+  void all_to_all(const Collective& col, const Op& first, Backend& be) {
+    const A2A a{col, first.layer_begin, first.chunk, first.microbatch, be};
     switch (first.phase) {
       case AllToAllPhase::DispatchFwd: dispatch_forward(a); break;
       case AllToAllPhase::CombineFwd: combine_forward(a); break;
@@ -814,6 +859,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   struct A2A {
     const Collective& col;
     int l, c, mb;  // layer, chunk, microbatch
+    Backend& be;   // issues the copies (run_collective's issuer)
     std::size_t members() const { return col.ranks.size(); }
   };
   MicrobatchState& member_state(const A2A& a, std::size_t i) { return state(rank(a.col.ranks[i]), a.c, a.mb); }
@@ -827,8 +873,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     return {off[(std::size_t)g], off[(std::size_t)g + 1] - off[(std::size_t)g]};
   }
   // rows x d_model floats; an empty slice may have a null pointer.
-  void copy_rows(float* dst, const float* src, int rows) const {
-    if (rows > 0) std::memcpy(dst, src, (std::size_t)rows * mc.d_model * sizeof(float));
+  void copy_rows(const A2A& a, float* dst, const float* src, int rows) const {
+    if (rows > 0) a.be.copy(src, dst, (std::int64_t)rows * mc.d_model);
   }
   // For every (token member i, expert slice j, local expert e): fn(i, j, e, token-side first
   // row, expert-side first row, rows).
@@ -857,7 +903,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (std::size_t i = 0; i < in.size(); ++i)
       in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
     for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(in[i].data() + (std::size_t)token_row * D,
+      copy_rows(a, in[i].data() + (std::size_t)token_row * D,
                 rows_of(rank(a.col.ranks[j]).work.at({a.l, a.mb})) + (std::size_t)expert_row * D, n);
     });
     return in;
@@ -886,7 +932,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         const float* xe = st.layers[(std::size_t)l].experts.xe.data();
         for (int e = 0; e < per_rank; ++e) {
           const Piece p = piece(st, l, (int)j, e);
-          copy_rows(in.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D, xe + (std::size_t)p.first * D, p.n);
+          copy_rows(a, in.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D, xe + (std::size_t)p.first * D, p.n);
         }
         const int sent = rows_for(st, l, (int)j).n();
         if (i != j && sent > 0) {
@@ -896,7 +942,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         }
       }
       w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
-      if (total > 0) std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
+      if (total > 0) a.be.copy(in.data(), w.cache.xe.data(), (std::int64_t)total * D);
       Rj.work[{l, a.mb}] = std::move(w);
     }
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.xe = {};  // sent
@@ -909,7 +955,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); });
     for (std::size_t i = 0; i < m; ++i) {
       Buffer<float> y = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, in[i].size());
-      std::memcpy(y.data(), in[i].data(), in[i].size() * sizeof(float));
+      a.be.copy(in[i].data(), y.data(), (std::int64_t)in[i].size());
       member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y);
       in[i] = {};
     }
@@ -926,14 +972,14 @@ struct ParallelTrainer::Impl final : OpRunner {
       in[j] = floats(*rank(a.col.ranks[j]).tracker, MemCategory::Communication, (std::size_t)w.offsets.back() * D);
     }
     for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(in[j].data() + (std::size_t)expert_row * D,
+      copy_rows(a, in[j].data() + (std::size_t)expert_row * D,
                 member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
     });
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
       ExpertWork& w = Rj.work.at({l, a.mb});
       w.dy = floats(*Rj.tracker, MemCategory::Activations, in[j].size());
-      if (!in[j].empty()) std::memcpy(w.dy.data(), in[j].data(), in[j].size() * sizeof(float));
+      if (!in[j].empty()) a.be.copy(in[j].data(), w.dy.data(), (std::int64_t)in[j].size());
       in[j] = {};
     }
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].dy = {};  // sent
@@ -946,7 +992,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); });
     for (std::size_t i = 0; i < m; ++i) {
       MicrobatchState& st = member_state(a, i);
-      std::memcpy(st.layers[(std::size_t)l].dxe.data(), in[i].data(), in[i].size() * sizeof(float));
+      a.be.copy(in[i].data(), st.layers[(std::size_t)l].dxe.data(), (std::int64_t)in[i].size());
       in[i] = {};
     }
     for (std::size_t j = 0; j < m; ++j) {
@@ -980,7 +1026,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     aux.assign((std::size_t)(M_total * rc.chunks()), 0.0);
     for (Rank& R : ranks) {
       R.tracker->reset_peaks();
-      R.model->params().zero_grads();
+      if (device_ranks)  // cleared where they live, without a host wait
+        R.backend->zero(R.model->params().grads.data(), R.model->params().count());
+      else
+        R.model->params().zero_grads();
       R.states.clear();
       R.work.clear();
       R.mem_events.clear();
@@ -1012,6 +1061,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (const Rank& R : ranks)
       if (!R.states.empty() || !R.work.empty()) throw Error("step: a rank kept microbatch state after its step");
 
+    if (device_ranks)  // the host reads the ranks' memory from here on (zero1_grad_norm, pieces)
+      for (Rank& R : ranks) R.backend->sync();
     // The whole model's gradient norm: every rank's share, in rank order.
     double sq = 0.0;
     for (const Rank& R : ranks) sq += R.sq;
@@ -1025,7 +1076,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       if (sharing && replica_owner(r) != r) return;  // its state is the owner's (share_replica_state)
       us[(std::size_t)r] = zero1() ? adamw_update_pieces(R.model->params(), R.master.data(), R.adam_m.data(),
                                                          R.adam_v.data(), R.pieces, opt.optim, step_, norm)
-                                   : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
+                     : device_ranks ? adamw_update_with_norm(R.model->params(), opt.optim, step_, norm, *R.backend)
+                                    : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
     });
     const UpdateStats u = us.front();  // rank 0 owns its state
     ++step_;

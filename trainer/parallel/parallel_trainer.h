@@ -38,6 +38,7 @@
 // gradients from what B kept (with ep > 1 each rank does W for its own experts on the rows it
 // was sent). Bitwise the same numbers as one backward.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,16 @@ struct ParallelOptions {
   // same losses and weights (tests/trainer/parallel/zero_test.cpp).
   int zero = 0;
   EventStream* events = nullptr;  // engine events and the runner's loss events, if given
+  // Where each rank's ops run: "cpu" (the reference) or "cuda": every rank a virtual rank on
+  // one GPU with its own stream and device memory; what ranks hand each other is copied on the
+  // device (ordered by Backend::after, no host wait), collectives sum members in rank order as
+  // here, and op costs come from CUDA events (Backend::mark_begin). Bitwise the CPU's numbers
+  // where the ops are (tests/trainer/cuda).
+  std::string device = "cpu";
+  bool tf32 = false;  // with "cuda": TF32 tensor cores for the matmuls
+  // Tests: each rank's backend from this instead of `device` (given the rank's tracker). A
+  // backend that says timed_on_device() is run as a device: copies through it, costs from it.
+  std::function<std::unique_ptr<Backend>(MemoryTracker&)> make_backend;
 };
 
 // The plan's configuration for a model and options, sizes from the real model. Throws Error
