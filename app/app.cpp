@@ -370,8 +370,11 @@ void App::draw_status(float W, float H, float status_h) {
   }
   const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  P replay  ·  [ ] op  ·  F fit  ·  Ctrl+S PNG  ·  L or Esc back"
                                      : "← → chapters  ·  Enter button  ·  R replay  ·  B blank  ·  H hide panels  ·  F1 all keys";
-  char status[640];
-  std::snprintf(status, sizeof status, "%s  ·  %s%s  ·  %s  ·  %s", frame, activity.c_str(), events, gl_.c_str(), keys);
+  // Where the live run's ops run (its --device, resolved when the run was built).
+  const char* device = "";
+  if (run_state_.run()) device = run_state_.run()->args.device == "cuda" ? "  ·  ops on the GPU (CUDA)" : "  ·  ops on the CPU";
+  char status[704];
+  std::snprintf(status, sizeof status, "%s  ·  %s%s%s  ·  %s  ·  %s", frame, activity.c_str(), events, device, gl_.c_str(), keys);
   ImGui::TextColored(im(run_state_.dropped() > 0 ? render::palette::backward : render::palette::text_faint), "%s", status);
   ImGui::PopFont();
   ImGui::End();

@@ -44,8 +44,8 @@ bool is_split_flag(const std::string& a) {
 }
 
 // Flags of `onegpu train` that the Lab does not take: it keeps no checkpoints.
-// --device stays with `onegpu train`: the Lab runs its ranks on the CPU (issue 16 left it there).
-bool is_lab_flag(const std::string& a) { return a != "--save" && a != "--resume" && a != "--device"; }
+// --device cuda runs the Lab's ranks as virtual ranks on one GPU (the status bar says where).
+bool is_lab_flag(const std::string& a) { return a != "--save" && a != "--resume"; }
 
 // Flags that mean something only in the Lab (--lab, `onegpu lab`, `onegpu train --watch`).
 bool lab_only(const std::string& a) {

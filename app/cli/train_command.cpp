@@ -122,8 +122,8 @@ constexpr const char* kTrainFooter =
     "--zero 1 (ZeRO-1) splits the fp32 master weights and Adam moments over the ranks holding\n"
     "copies of the same weights: gradients are reduce-scattered, each rank updates its piece,\n"
     "the bf16 weights are all-gathered. Same losses and weights, bit for bit, as --zero 0.\n"
-    "--device cuda runs the ops on the GPU (one rank only for now); auto picks the GPU when there\n"
-    "is one.\n"
+    "--device cuda runs the ops on the GPU (a split run: every rank a virtual rank on that one\n"
+    "GPU); auto picks the GPU when there is one.\n"
     "Bad input is one line on stderr and exit status 2.";
 constexpr const char* kPromptFooter =
     "--prompt-file reads the prompt from FILE (- for standard input; one final newline dropped).\n"
@@ -225,8 +225,6 @@ static std::optional<TrainArgs> parse_train(const std::vector<std::string>& args
     if (a.given.count(f)) a.parallel = true;
   if (a.parallel && !a.resume.empty()) throw Error("--resume works with one rank only (no --dp/--ep/--pp/... flags)");
   if (a.parallel && !a.save.empty()) throw Error("--save works with one rank only (no --dp/--ep/--pp/... flags)");
-  if (a.parallel && a.device == "cuda")
-    throw Error("--device cuda works with one rank only for now (no --dp/--ep/--pp/... flags)");
   if (!a.parallel && a.batch % a.microbatches != 0)
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
@@ -307,6 +305,7 @@ trainer::ParallelOptions parallel_options(const TrainArgs& a) {
   o.steps = a.steps;
   o.workers = a.workers;
   o.cost = trainer::CostModel::for_link(a.link);
+  o.device = trainer::resolve_device(a.device);  // cuda: virtual ranks on one GPU; auto resolved
   return o;
 }
 
@@ -535,7 +534,7 @@ int train_main(int argc, char** argv) {
     if (!a.trace.empty()) trainer::files::check_output(a.trace, "--trace");
     if (!a.log.empty()) trainer::files::check_output(a.log, "--log", /*stream=*/true);
     // auto becomes cpu or cuda here; cuda with no GPU is one line and exit 2 (guarded).
-    a.device = a.parallel ? "cpu" : trainer::resolve_device(a.device);
+    a.device = trainer::resolve_device(a.device);
     if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;

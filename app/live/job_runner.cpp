@@ -375,6 +375,7 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
   auto info = std::make_shared<LiveRun>();
   info->generation = ++generation_;
   info->args = a;
+  info->args.device = o.device;  // resolved: auto became cpu or cuda
   info->model = mc;
   info->workers = workers;
   info->seq = a.seq > 0 ? a.seq : mc.seq_len;
@@ -490,6 +491,7 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
   auto info = std::make_shared<LiveRun>();
   info->generation = std::numeric_limits<std::uint64_t>::max() / 4 + generation_;  // never a live run's
   info->args = a;
+  info->args.device = o.device;  // resolved: auto became cpu or cuda
   info->model = L.info->model;
   info->workers = o.workers;
   info->seq = L.info->seq;
