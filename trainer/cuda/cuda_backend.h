@@ -34,11 +34,17 @@
 // Linking: the CUDA runtime is static and cuBLAS is opened at run time (dlopen of
 // libcublas.so.13), so every binary starts on machines with no driver and no CUDA libraries.
 //
+// Ranks: a split run (trainer/parallel) gives every virtual rank its own CudaBackend (its own
+// stream and cuBLAS handle) on the same GPU; copy_bytes and after() carry data between them
+// device to device, ordered by events, with no host wait. Engine ops are timed with a CUDA event
+// pair each (mark_begin / mark_end), read after the step's sync for the virtual clock.
+//
 // What it does not do (yet): cuBLAS's workspace is not charged to the tracker; parallel_tasks
 // runs the experts one after another on the one stream (grouped GEMMs or streams would overlap
-// them); pieces are timed by waiting for the device (StepRunner), not with CUDA events; one
-// GPU and one rank only (no virtual ranks on a GPU, no NCCL yet); nothing here has yet run on
-// a GPU (scripts/device-check is the first run).
+// them); the one-rank trainer's pieces are timed by waiting for the device (StepRunner), not
+// with events; a rank's handle and stream cost memory, so hundreds of virtual ranks on one GPU
+// are heavy; NCCL (nccl_comm.h) is not yet driven by a per-rank program; nothing here has yet
+// run on a GPU (scripts/device-check is the first run).
 #include <memory>
 #include <string>
 
