@@ -17,6 +17,7 @@
 #include "app/cli/flags.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
+#include "trainer/dist/launch_env.h"
 #include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -535,6 +536,11 @@ int train_main(int argc, char** argv) {
     if (!a.log.empty()) trainer::files::check_output(a.log, "--log", /*stream=*/true);
     // auto becomes cpu or cuda here; cuda with no GPU is one line and exit 2 (guarded).
     a.device = trainer::resolve_device(a.device);
+    // Started by mpirun or torchrun as one of several processes: say so rather than train the
+    // same run in each (a bad launcher variable is one line too: trainer/dist/launch_env.h).
+    if (const trainer::LaunchEnv le = trainer::launch_env(); le.world > 1)
+      throw Error("started by " + le.launcher + " as rank " + std::to_string(le.rank) + " of " + std::to_string(le.world) +
+                  ": one process per GPU is not built yet; start one process (--dp/--ep/--pp split it into virtual ranks)");
     if (a.parallel) return train_parallel(a, note);
     trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;

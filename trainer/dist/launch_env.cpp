@@ -35,9 +35,11 @@ LaunchEnv launch_env_from(const std::function<const char*(const char*)>& get) {
     if (const char* p = get("MASTER_PORT")) e.master_port = whole("MASTER_PORT", p, 1, 65535);
   } else {
     static const char* const kTorchrun[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"};
-    std::string set, missing;
-    for (const char* n : kTorchrun) (get(n) ? set : missing) += std::string(n) + ", ";
-    if (set.empty()) return e;  // one process
+    // torchrun always sets WORLD_SIZE; a stray RANK in a shell alone does not make a launch.
+    if (!get("WORLD_SIZE")) return e;  // one process
+    std::string missing;
+    for (const char* n : kTorchrun)
+      if (!get(n)) missing += std::string(n) + ", ";
     if (!missing.empty()) {
       missing.resize(missing.size() - 2);
       throw Error("torchrun-style launch: " + missing + " not set (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT are all needed)");

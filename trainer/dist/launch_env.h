@@ -3,7 +3,8 @@
 //   mpirun (OpenMPI)  OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK;
 //                     the rendezvous at MASTER_ADDR:MASTER_PORT if set, else 127.0.0.1:29500
 //                     (mpirun on one machine needs nothing more)
-//   torchrun          RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (all five)
+//   torchrun          RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (all five, once
+//                     WORLD_SIZE is set)
 //   neither           one process: rank 0 of 1
 // local_rank picks the GPU. Rank 0 listens at the rendezvous address (rendezvous.h); NCCL's
 // unique id goes from there to the others.

@@ -31,6 +31,7 @@ TEST(LaunchEnv, NothingSetIsOneProcess) {
   EXPECT_EQ(e.launcher, "none");
   EXPECT_EQ(e.rank, 0);
   EXPECT_EQ(e.world, 1);
+  EXPECT_EQ(from({{"RANK", "5"}}).world, 1);  // a stray RANK without WORLD_SIZE is no launch
 }
 
 TEST(LaunchEnv, Torchrun) {
