@@ -24,7 +24,7 @@ namespace {
     if (d.cuda_devices == 0) GTEST_SKIP() << "no CUDA device: " << d.note;              \
   } while (0)
 
-struct Run {
+struct SplitRun {
   std::vector<double> losses;
   std::vector<float> master;
   Timeline last;
@@ -32,7 +32,7 @@ struct Run {
   double seconds = 0;
 };
 
-Run train(const std::string& device, int dp, int ep, int pp, Schedule s, int zero = 0, int steps = 4) {
+SplitRun train(const std::string& device, int dp, int ep, int pp, Schedule s, int zero = 0, int steps = 4) {
   const auto& d = test::small_story<16>();
   ParallelOptions o;
   o.dp = dp;
@@ -47,7 +47,7 @@ Run train(const std::string& device, int dp, int ep, int pp, Schedule s, int zer
   o.zero = zero;
   o.device = device;
   ParallelTrainer t(d.model, o, d.train);
-  Run r;
+  SplitRun r;
   for (int i = 0; i < steps; ++i) {
     const ParallelStepResult x = t.step();
     r.losses.push_back(x.loss);
@@ -62,7 +62,7 @@ Run train(const std::string& device, int dp, int ep, int pp, Schedule s, int zer
 // The GPU's kernels add in other orders than the CPU's (cuda_backend.h): losses stay within
 // the tolerance the one-rank GPU test states for story (2e-2 absolute over a few steps).
 void follows_the_cpu(int dp, int ep, int pp, Schedule s, int zero = 0) {
-  const Run cpu = train("cpu", dp, ep, pp, s, zero), gpu = train("cuda", dp, ep, pp, s, zero);
+  const SplitRun cpu = train("cpu", dp, ep, pp, s, zero), gpu = train("cuda", dp, ep, pp, s, zero);
   for (std::size_t i = 0; i < cpu.losses.size(); ++i) EXPECT_NEAR(gpu.losses[i], cpu.losses[i], 2e-2) << "step " << i;
 }
 
@@ -87,10 +87,10 @@ TEST(CudaVirtualRanks, ZeroOneFollowsTheCpu) {
 // as on the CPU, it is bitwise one rank; and a split rerun is bitwise itself.
 TEST(CudaVirtualRanks, PipelineIsBitwiseOneRankAndRerunsAreBitwise) {
   NEED_GPU();
-  const Run one = train("cuda", 1, 1, 1, Schedule::OneFOneB), two = train("cuda", 1, 1, 2, Schedule::OneFOneB);
+  const SplitRun one = train("cuda", 1, 1, 1, Schedule::OneFOneB), two = train("cuda", 1, 1, 2, Schedule::OneFOneB);
   EXPECT_EQ(one.losses, two.losses);
   EXPECT_EQ(one.master, two.master);
-  const Run a = train("cuda", 2, 2, 2, Schedule::OneFOneB), b = train("cuda", 2, 2, 2, Schedule::OneFOneB);
+  const SplitRun a = train("cuda", 2, 2, 2, Schedule::OneFOneB), b = train("cuda", 2, 2, 2, Schedule::OneFOneB);
   EXPECT_EQ(a.losses, b.losses);
   EXPECT_EQ(a.master, b.master);
 }
@@ -99,7 +99,7 @@ TEST(CudaVirtualRanks, PipelineIsBitwiseOneRankAndRerunsAreBitwise) {
 // whole step's wall time.
 TEST(CudaVirtualRanks, OpCostsComeFromCudaEvents) {
   NEED_GPU();
-  const Run r = train("cuda", 2, 1, 2, Schedule::OneFOneB, 0, 2);
+  const SplitRun r = train("cuda", 2, 1, 2, Schedule::OneFOneB, 0, 2);
   int timed = 0;
   for (const Op& op : r.ops)
     if (op.is_compute() && op.kind != OpKind::Update) {
