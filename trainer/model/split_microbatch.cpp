@@ -14,8 +14,8 @@
 namespace onegpu::trainer {
 
 namespace {
-constexpr int kSpin = 4000;           // pause iterations before sleeping: turns are short waits
-constexpr int kAborted = 1 << 28;     // added to every counter on abort, past any target
+constexpr int kSpin = 1000;  // pause iterations (about 25 us) before sleeping: most waits are short
+constexpr int kAborted = 1 << 28;  // added to every counter on abort, past any target
 }  // namespace
 
 SplitMicrobatch::SplitMicrobatch(int workers, int n_layers)
