@@ -24,6 +24,23 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
   const int W = split_.workers(), S = batch.S;
   if (microbatches < 1 || batch.B != microbatches * texts_)
     throw Error("split step: the batch must hold " + std::to_string(texts_) + " texts a microbatch");
+  if (W == 1) {  // one thread: the plain pass, microbatch after microbatch (no turns to take)
+    Losses out;
+    MicrobatchState& st = split_.state(0);
+    st.backend = backends_[0].get();
+    for (int r = 0; r < microbatches; ++r) {
+      Batch mb;
+      mb.B = texts_;
+      mb.S = S;
+      const long first = (long)r * texts_ * S, last = (long)(r + 1) * texts_ * S;
+      mb.inputs.assign(batch.inputs.begin() + first, batch.inputs.begin() + last);
+      mb.targets.assign(batch.targets.begin() + first, batch.targets.begin() + last);
+      m_.forward_backward(st, mb, sc);
+      out.ce_sum += st.ce_sum;
+      out.aux_sum += st.aux_sum;
+    }
+    return out;
+  }
   split_.reset(microbatches);
   std::vector<std::exception_ptr> errors((std::size_t)W);
   std::atomic<int> first_failed{-1};  // the cause; later failures are others' waits ending
@@ -49,10 +66,7 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
   };
   // Every worker needs a thread of its own (they meet): the pool runs W chunks on W threads,
   // since no chunk can end before all have started.
-  if (W == 1)
-    worker(0);
-  else
-    pool_->parallel_for(W, worker);
+  pool_->parallel_for(W, worker);
   if (const int f = first_failed.load(); f >= 0) {
     for (int w = 0; w < W; ++w) Model::release(split_.state(w));
     std::rethrow_exception(errors[(std::size_t)f]);
