@@ -2,10 +2,14 @@
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
 // Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops]   (one line per run)
-// ops: two threads split every op (the way before forward_backward_overlapped), for comparison.
+// Each step is the one `onegpu train` runs on the CPU: zeroed gradients, forward and backward
+// through SplitStep (the texts split among the threads), then AdamW on the same threads.
+// ops: the older way instead, for comparison: every op split over the threads.
 //        bench_train peak          the FMA peak lines only
 //        bench_train flops MODEL   matmul FLOPs of one training step per token
 // nopeak skips the FMA microbenchmark (run.sh measures it once; callgrind counts instructions).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/ops/thread_pool.h"
 #include "trainer/optim/adamw.h"
+#include "trainer/train/split_step.h"
 
 using namespace onegpu::trainer;
 using clk = std::chrono::steady_clock;
@@ -58,44 +63,48 @@ double fma_peak_gflops(int threads) {
 
 constexpr int kWindows = 5;
 struct Result {
-  double tokens_per_s, gflops;
+  double tokens_per_s, gflops, cpu_ms_per_step;
 };
 
-// threads = 2 runs Model::forward_backward_overlapped (each block's weight gradients on a
-// second thread, bitwise the same as one thread) and the optimizer on a pool of two; with
-// split_ops, the older way instead: every op split over a pool of two.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 Result run(const std::string& name, int threads, int steps, bool split_ops) {
   ModelConfig c = model_preset(name);
   MemoryTracker mt;
-  const bool overlap = threads == 2 && !split_ops;
-  CpuBackend be(mt, overlap ? 1 : threads), helper(mt, 1);
-  std::unique_ptr<ThreadPool> opt_pool = overlap ? std::make_unique<ThreadPool>(2) : nullptr;
-  ThreadPool* pool = overlap ? opt_pool.get() : be.pool();
+  CpuBackend be(mt, threads);
   Model m(c, be, mt, 1);
+  const int B = 4, S = c.seq_len;
+  SplitStep split(m, mt, be.pool(), B);
   AdamWConfig opt;
   opt.total_steps = kWindows * steps + 2;
-  const int B = 4, S = c.seq_len;
   Batch b = onegpu::bench::random_batch(B, S, c.vocab);
   MicrobatchState st;
+  const LossScales sc{1.f / (B * S), 1.f};
   auto step = [&](int i) {
     m.params().zero_grads();
-    if (overlap)
-      m.forward_backward_overlapped(st, b, {1.f / (B * S), 1.f}, helper);
+    if (split_ops)
+      m.forward_backward(st, b, sc);
     else
-      m.forward_backward(st, b, {1.f / (B * S), 1.f});
-    adamw_update(m.params(), opt, i, pool);
+      split.forward_backward(b, 1, sc);
+    adamw_update(m.params(), opt, i, be.pool());
   };
   step(0);  // warm-up
   // Best of kWindows timed windows: a shared machine's hiccups only ever slow a window down.
-  // torch_moe.py times PyTorch the same way.
+  // torch_moe.py times PyTorch the same way. CPU time is over all windows (every thread).
   double best = 1e300;
+  const double cpu0 = cpu_seconds();
   for (int w = 0, i = 1; w < kWindows; ++w) {
     auto t0 = clk::now();
     for (int j = 0; j < steps; ++j) step(i++);
     best = std::min(best, std::chrono::duration<double>(clk::now() - t0).count());
   }
+  const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / (kWindows * steps);
   double tps = (double)steps * B * S / best;
-  return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9};
+  return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9, cpu_ms};
 }
 
 }  // namespace
@@ -126,7 +135,8 @@ int main(int argc, char** argv) {
       if (argc > 3 && threads != std::atoi(argv[3])) continue;
       Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops);
       double peak = threads == 1 ? peak1 : peak2;
-      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f", name, threads, r.tokens_per_s, r.gflops);
+      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f cpu_ms_per_step=%.2f", name, threads,
+                  r.tokens_per_s, r.gflops, r.cpu_ms_per_step);
       if (!nopeak) std::printf(" peak_fraction=%.3f", r.gflops / peak);
       std::printf("\n");
     }

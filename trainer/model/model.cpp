@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "trainer/error.h"
+#include "trainer/model/split_microbatch.h"
 
 namespace onegpu::trainer {
 
@@ -15,6 +16,24 @@ constexpr auto kAct = MemCategory::Activations;
 // Activation buffers are not zeroed: every one is fully written before it is read (the one
 // that is accumulated into, dh2, is cleared by the backend: Backend::zero).
 Buffer<float> act(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, false); }
+
+// A sum over rows into a gradient, taken in turn when the microbatch is split among workers
+// (split_microbatch.h); nothing to wait for otherwise.
+class Turn {
+ public:
+  Turn(const MicrobatchState& st, int site) : st_(st), site_(site) {
+    if (st_.split) st_.split->take_turn(site_, st_.round, st_.worker);
+  }
+  ~Turn() {
+    if (st_.split) st_.split->end_turn(site_);
+  }
+  Turn(const Turn&) = delete;
+  Turn& operator=(const Turn&) = delete;
+
+ private:
+  const MicrobatchState& st_;
+  int site_;
+};
 }  // namespace
 
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed)
@@ -30,14 +49,14 @@ Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, const ParamSh
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, ParamStore params)
     : cfg_(c), be_(&be), mt_(mt), params_(std::move(params)) {}
 
-Model::WeightView Model::view(std::int64_t offset, std::int64_t n) {
+Model::WeightView Model::view(Backend& be, std::int64_t offset, std::int64_t n) {
   WeightView v;
   if (exact_) {
     v.p = params_.master.data() + offset;
   } else {
     // The working fp32 copy lives only while one block runs; it is charged as activations.
     v.owned = act(mt_, (std::size_t)n);
-    be_->bf16_to_f32(params_.weights.data() + offset, v.owned.data(), n);
+    be.bf16_to_f32(params_.weights.data() + offset, v.owned.data(), n);
     v.p = v.owned.data();
   }
   return v;
@@ -79,11 +98,12 @@ void Model::release(MicrobatchState& st) {
 }
 
 void Model::embed_forward(MicrobatchState& st) {
+  Backend& be = backend(st);
   if (!params_.has_embedding()) throw Error("embedding is not held by this model shard");
   const int D = cfg_.d_model;
   st.x = act(mt_, (std::size_t)st.T * D);
-  auto w = view(params_.embed_offset(), (std::int64_t)cfg_.vocab * D);
-  be_->embedding_forward(w.p, st.batch.inputs.data(), st.x.data(), st.T, D);
+  auto w = view(be, params_.embed_offset(), (std::int64_t)cfg_.vocab * D);
+  be.embedding_forward(w.p, st.batch.inputs.data(), st.x.data(), st.T, D);
 }
 
 const float* Model::check_layer(int l) const {
@@ -93,25 +113,28 @@ const float* Model::check_layer(int l) const {
 }
 
 void Model::layer_forward(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   check_layer(l);
   const auto& L = params_.layer_layout();
-  auto wv = view(params_.layer_offset(l), L.size);
+  auto wv = view(be, params_.layer_offset(l), L.size);
   fwd_attention(l, st, wv.p);
   fwd_experts(l, st, wv.p + L.experts);
   fwd_combine(l, st);
 }
 
 void Model::layer_forward_attention(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   check_layer(l);
-  auto wv = view(params_.layer_offset(l), params_.layer_layout().experts);
+  auto wv = view(be, params_.layer_offset(l), params_.layer_layout().experts);
   fwd_attention(l, st, wv.p);
 }
 
 void Model::layer_forward_experts(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   check_layer(l);
   if (params_.expert_count() != cfg_.n_experts) throw Error("layer_forward_experts needs every expert on this rank");
   const auto& L = params_.layer_layout();
-  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  auto wv = view(be, params_.layer_offset(l) + L.experts, L.size - L.experts);
   fwd_experts(l, st, wv.p);
 }
 
@@ -121,28 +144,29 @@ void Model::layer_forward_combine(int l, MicrobatchState& st) {
 }
 
 void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
+  Backend& be = backend(st);
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
   LayerCache& c = st.layers[l];
   c = LayerCache{};
   std::size_t TD = (std::size_t)T * D;
   c.x_in = act(mt_, TD);
-  be_->copy(st.x.data(), c.x_in.data(), (std::int64_t)TD);
+  be.copy(st.x.data(), c.x_in.data(), (std::int64_t)TD);
   c.rstd1 = act(mt_, T);
   c.h1 = act(mt_, TD);
-  be_->rmsnorm_forward(c.x_in.data(), w + L.norm1, c.h1.data(), c.rstd1.data(), T, D, cfg_.norm_eps);
+  be.rmsnorm_forward(c.x_in.data(), w + L.norm1, c.h1.data(), c.rstd1.data(), T, D, cfg_.norm_eps);
   c.qkv = act(mt_, 3 * TD);
-  be_->matmul(c.h1.data(), w + L.wqkv, c.qkv.data(), T, D, 3 * D, false, false, false);
-  be_->rope(c.qkv.data(), T, S, H, dh, false);
+  be.matmul(c.h1.data(), w + L.wqkv, c.qkv.data(), T, D, 3 * D, false, false, false);
+  be.rope(c.qkv.data(), T, S, H, dh, false);
   c.probs = act(mt_, (std::size_t)B * H * S * S);
   c.att = act(mt_, TD);
-  be_->attention_forward(c.qkv.data(), c.att.data(), c.probs.data(), B, S, H, dh);
-  be_->matmul(c.att.data(), w + L.wo, st.x.data(), T, D, D, false, false, true);  // x += att Wo
+  be.attention_forward(c.qkv.data(), c.att.data(), c.probs.data(), B, S, H, dh);
+  be.matmul(c.att.data(), w + L.wo, st.x.data(), T, D, D, false, false, true);  // x += att Wo
   c.x_mid = act(mt_, TD);
-  be_->copy(st.x.data(), c.x_mid.data(), (std::int64_t)TD);
+  be.copy(st.x.data(), c.x_mid.data(), (std::int64_t)TD);
   c.rstd2 = act(mt_, T);
   c.h2 = act(mt_, TD);
-  be_->rmsnorm_forward(c.x_mid.data(), w + L.norm2, c.h2.data(), c.rstd2.data(), T, D, cfg_.norm_eps);
+  be.rmsnorm_forward(c.x_mid.data(), w + L.norm2, c.h2.data(), c.rstd2.data(), T, D, cfg_.norm_eps);
 
   MoeShape s = moe_shape(T);
   MoeWeights mw{w + L.router, nullptr, (long)L.expert_stride};
@@ -151,13 +175,14 @@ void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
     if ((int)forced_[l].size() != T * cfg_.top_k) throw Error("forced routing: wrong size");
     forced = forced_[l].data();
   }
-  moe_route(*be_, mt_, s, c.h2.data(), mw, forced, c.routing);
+  moe_route(be, mt_, s, c.h2.data(), mw, forced, c.routing);
   std::size_t n = (std::size_t)T * cfg_.top_k;
   c.experts.xe = act(mt_, n * D);
-  moe_dispatch(*be_, s, c.routing, c.h2.data(), c.experts.xe.data());
+  moe_dispatch(be, s, c.routing, c.h2.data(), c.experts.xe.data());
 }
 
 void Model::fwd_experts(int l, MicrobatchState& st, const float* we) {
+  Backend& be = backend(st);
   LayerCache& c = st.layers[l];
   const int D = cfg_.d_model;
   const std::size_t n = (std::size_t)st.T * cfg_.top_k;
@@ -165,12 +190,13 @@ void Model::fwd_experts(int l, MicrobatchState& st, const float* we) {
   c.experts.a = act(mt_, n * cfg_.expert_hidden);
   c.experts.y = act(mt_, n * D);
   MoeWeights mw{nullptr, we, (long)params_.layer_layout().expert_stride};
-  moe_experts_forward(*be_, moe_shape(st.T), c.routing, mw, c.experts);
+  moe_experts_forward(be, moe_shape(st.T), c.routing, mw, c.experts);
 }
 
 void Model::fwd_combine(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   LayerCache& c = st.layers[l];
-  moe_combine(*be_, moe_shape(st.T), c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
+  moe_combine(be, moe_shape(st.T), c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
   st.aux_sum += c.routing.aux_loss + c.routing.z_loss;
   c.filled = true;
 }
@@ -185,7 +211,7 @@ void Model::experts_forward(int l, const std::vector<std::int32_t>& offsets, Exp
   if (c.u.size() != rows * Hd) c.u = act(mt_, rows * Hd);
   if (c.a.size() != rows * Hd) c.a = act(mt_, rows * Hd);
   if (c.y.size() != rows * D) c.y = act(mt_, rows * D);
-  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  auto wv = view(*be_, params_.layer_offset(l) + L.experts, L.size - L.experts);
   Routing r;
   r.offsets = offsets;
   MoeShape s{(int)rows, D, E, 1, Hd, cfg_.aux_loss_coef, cfg_.z_loss_coef};
@@ -200,7 +226,7 @@ void Model::experts_backward(int l, const std::vector<std::int32_t>& offsets, co
   if ((int)offsets.size() != E + 1) throw Error("experts_backward: one offset per local expert, plus one");
   const std::size_t rows = c.xe.size() / (std::size_t)D;
   if (offsets.front() < 0 || (std::size_t)offsets.back() > rows) throw Error("experts_backward: rows out of range");
-  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  auto wv = view(*be_, params_.layer_offset(l) + L.experts, L.size - L.experts);
   Routing r;
   r.offsets = offsets;
   MoeShape s{(int)rows, D, E, 1, cfg_.expert_hidden, cfg_.aux_loss_coef, cfg_.z_loss_coef};
@@ -210,91 +236,117 @@ void Model::experts_backward(int l, const std::vector<std::int32_t>& offsets, co
 }
 
 void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, bool defer_weight) {
+  Backend& be = backend(st);
   if (!params_.has_head()) throw Error("head is not held by this model shard");
   const int T = st.T, D = cfg_.d_model, V = cfg_.vocab;
-  auto norm = view(params_.final_norm_offset(), D);
-  auto head = view(params_.head_offset(), (std::int64_t)D * V);
+  auto norm = view(be, params_.final_norm_offset(), D);
+  auto head = view(be, params_.head_offset(), (std::int64_t)D * V);
   st.x_final = std::move(st.x);
   st.rstd_f = act(mt_, T);
   st.h_f = act(mt_, (std::size_t)T * D);
-  be_->rmsnorm_forward(st.x_final.data(), norm.p, st.h_f.data(), st.rstd_f.data(), T, D, cfg_.norm_eps);
+  be.rmsnorm_forward(st.x_final.data(), norm.p, st.h_f.data(), st.rstd_f.data(), T, D, cfg_.norm_eps);
   st.logits = act(mt_, (std::size_t)T * V);
-  be_->matmul(st.h_f.data(), head.p, st.logits.data(), T, D, V, false, false, false);
+  be.matmul(st.h_f.data(), head.p, st.logits.data(), T, D, V, false, false, false);
   if (st.probe_row >= 0 && st.probe_row < T) {
-    be_->sync();  // the host reads the logits
+    be.sync();  // the host reads the logits
     st.probe_logits.assign(st.logits.data() + (std::size_t)st.probe_row * V, st.logits.data() + (std::size_t)(st.probe_row + 1) * V);
   }
   if (!grad) {
-    st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), nullptr, T, V, 0.f);
+    st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), nullptr, T, V, 0.f);
     return;
   }
   Buffer<float> dlogits = act(mt_, (std::size_t)T * V);
-  st.ce_sum = be_->cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
+  if (!st.split) {
+    st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
+  } else {
+    // The microbatch's loss sums every row's in token order from 0: one row a call gives each
+    // row's own loss, added to the split's sum in turn.
+    std::vector<double> rows((std::size_t)T);
+    for (int t = 0; t < T; ++t)
+      rows[(std::size_t)t] = be.cross_entropy(st.logits.data() + (std::size_t)t * V, st.batch.targets.data() + t,
+                                              dlogits.data() + (std::size_t)t * V, 1, V, sc.ce_scale);
+    Turn turn(st, SplitMicrobatch::kLoss);
+    double& sum = st.split->ce(st.round);
+    for (double r : rows) sum += r;
+    st.ce_sum = 0.0;  // the split's sum is the microbatch's loss
+  }
   Buffer<float> dh = act(mt_, (std::size_t)T * D);
   float* g = params_.grads.data();
-  if (!defer_weight) be_->matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
-  be_->matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
+  if (!defer_weight) be.matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
+  be.matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
-  be_->rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
-                       g + params_.final_norm_offset(), T, D);
+  {
+    Turn turn(st, SplitMicrobatch::kFinalNorm);
+    be.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
+                        g + params_.final_norm_offset(), T, D);
+  }
   st.logits = {};
   if (defer_weight) st.dlogits_head = std::move(dlogits);
 }
 
-void Model::head_backward_weight(MicrobatchState& st, Backend& be) {
+void Model::head_backward_weight(MicrobatchState& st) {
+  Backend& be = backend(st);
   if (st.dlogits_head.empty()) throw Error("head_backward_weight without a deferred head_forward");
   float* g = params_.grads.data() + params_.head_offset();
+  Turn turn(st, SplitMicrobatch::kHead);
   be.matmul(st.h_f.data(), st.dlogits_head.data(), g, cfg_.d_model, st.T, cfg_.vocab, true, false, true);  // dWh += h^T dl
   st.dlogits_head = {};
 }
 
 void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
+  Backend& be = backend(st);
   check_layer(l);
   if (!st.layers.at(l).filled) throw Error("layer_backward before layer_forward");
   const auto& L = params_.layer_layout();
-  auto wv = view(params_.layer_offset(l), L.size);
+  auto wv = view(be, params_.layer_offset(l), L.size);
   bwd_combine(l, st);
   bwd_experts(l, st, wv.p + L.experts);
   bwd_attention(l, st, sc, wv.p);
 }
 
 void Model::layer_backward_input(int l, MicrobatchState& st, const LossScales& sc) {
+  Backend& be = backend(st);
   check_layer(l);
   if (!st.layers.at(l).filled) throw Error("layer_backward_input before layer_forward");
   if (params_.expert_count() != cfg_.n_experts) throw Error("layer_backward_input needs every expert on this rank");
   const auto& L = params_.layer_layout();
-  auto wv = view(params_.layer_offset(l), L.size);
+  auto wv = view(be, params_.layer_offset(l), L.size);
   bwd_combine(l, st);
   LayerCache& c = st.layers[l];
   c.du = act(mt_, (std::size_t)st.T * cfg_.top_k * cfg_.expert_hidden);
-  moe_experts_backward_input(*be_, mt_, moe_shape(st.T), c.routing,
+  moe_experts_backward_input(be, mt_, moe_shape(st.T), c.routing,
                              MoeWeights{nullptr, wv.p + L.experts, (long)L.expert_stride}, c.experts, c.dy.data(),
                              c.dxe.data(), c.du.data());
   bwd_attention_input(l, st, sc, wv.p);
 }
 
 void Model::layer_backward_attention_input(int l, MicrobatchState& st, const LossScales& sc) {
+  Backend& be = backend(st);
   check_layer(l);
   if (st.layers.at(l).dh2.empty()) throw Error("layer_backward_attention_input before layer_backward_combine");
-  auto wv = view(params_.layer_offset(l), params_.layer_layout().experts);
+  auto wv = view(be, params_.layer_offset(l), params_.layer_layout().experts);
   bwd_attention_input(l, st, sc, wv.p);
 }
 
 void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc, const float* w) {
+  Backend& be = backend(st);
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l);
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
   MoeShape s = moe_shape(T);
-  moe_dispatch_backward(*be_, s, c.routing, c.dxe.data(), c.dh2.data());
+  moe_dispatch_backward(be, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
-  moe_route_backward_input(*be_, s, c.routing, MoeWeights{w + L.router, nullptr, (long)L.expert_stride}, c.dgate.data(),
+  moe_route_backward_input(be, s, c.routing, MoeWeights{w + L.router, nullptr, (long)L.expert_stride}, c.dgate.data(),
                            sc.aux_scale, c.dh2.data(), c.dlogits.data());
   {
     Buffer<float> dtmp = act(mt_, TD);
-    be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
-    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
+    {
+      Turn turn(st, SplitMicrobatch::norm2_site(l));
+      be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
+    }
+    be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
   c.dh2 = {};
   c.dxe = {};
@@ -303,16 +355,19 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   c.experts.y = {};
   // Attention branch, input gradient only.
   c.dx_mid = act(mt_, TD);
-  be_->copy(st.dx.data(), c.dx_mid.data(), (std::int64_t)TD);
+  be.copy(st.dx.data(), c.dx_mid.data(), (std::int64_t)TD);
   {
     Buffer<float> datt = act(mt_, TD), dh1 = act(mt_, TD), dtmp = act(mt_, TD);
     c.dqkv = act(mt_, 3 * TD);
-    be_->matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);  // datt = dx Wo^T
-    be_->attention_backward(c.qkv.data(), c.probs.data(), datt.data(), c.dqkv.data(), B, S, H, dh);
-    be_->rope(c.dqkv.data(), T, S, H, dh, true);
-    be_->matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
-    be_->rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
-    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
+    be.matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);  // datt = dx Wo^T
+    be.attention_backward(c.qkv.data(), c.probs.data(), datt.data(), c.dqkv.data(), B, S, H, dh);
+    be.rope(c.dqkv.data(), T, S, H, dh, true);
+    be.matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
+    {
+      Turn turn(st, SplitMicrobatch::norm1_site(l));
+      be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
+    }
+    be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
   }
   // Keep only what the weight part reads: h1, att, h2, routing, expert inputs and activations.
   c.x_in = {};
@@ -325,9 +380,8 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   c.weight_pending = true;
 }
 
-void Model::layer_backward_weight(int l, MicrobatchState& st) { layer_backward_weight(l, st, *be_); }
-
-void Model::layer_backward_weight(int l, MicrobatchState& st, Backend& be) {
+void Model::layer_backward_weight(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   check_layer(l);
   LayerCache& c = st.layers.at(l);
   if (!c.weight_pending) throw Error("layer_backward_weight before layer_backward_input");
@@ -335,6 +389,7 @@ void Model::layer_backward_weight(int l, MicrobatchState& st, Backend& be) {
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l);
   MoeShape s = moe_shape(T);
+  Turn turn(st, SplitMicrobatch::weights_site(l));
   if (!c.du.empty())  // the experts ran here (not on other ranks)
     moe_experts_backward_weight(be, s, c.routing, c.experts, c.dy.data(), c.du.data(),
                                 MoeGrads{nullptr, g + L.experts, (long)L.expert_stride});
@@ -352,7 +407,7 @@ void Model::experts_backward_input(int l, const std::vector<std::int32_t>& offse
   if ((int)offsets.size() != E + 1) throw Error("experts_backward_input: one offset per local expert, plus one");
   const std::size_t rows = c.xe.size() / (std::size_t)D;
   if (offsets.front() < 0 || (std::size_t)offsets.back() > rows) throw Error("experts_backward_input: rows out of range");
-  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  auto wv = view(*be_, params_.layer_offset(l) + L.experts, L.size - L.experts);
   Routing r;
   r.offsets = offsets;
   MoeShape s{(int)rows, D, E, 1, cfg_.expert_hidden, cfg_.aux_loss_coef, cfg_.z_loss_coef};
@@ -381,21 +436,24 @@ void Model::layer_backward_combine(int l, MicrobatchState& st) {
 }
 
 void Model::layer_backward_experts(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   check_layer(l);
   if (params_.expert_count() != cfg_.n_experts) throw Error("layer_backward_experts needs every expert on this rank");
   const auto& L = params_.layer_layout();
-  auto wv = view(params_.layer_offset(l) + L.experts, L.size - L.experts);
+  auto wv = view(be, params_.layer_offset(l) + L.experts, L.size - L.experts);
   bwd_experts(l, st, wv.p);
 }
 
 void Model::layer_backward_attention(int l, MicrobatchState& st, const LossScales& sc) {
+  Backend& be = backend(st);
   check_layer(l);
   if (st.layers.at(l).dh2.empty()) throw Error("layer_backward_attention before layer_backward_combine");
-  auto wv = view(params_.layer_offset(l), params_.layer_layout().experts);
+  auto wv = view(be, params_.layer_offset(l), params_.layer_layout().experts);
   bwd_attention(l, st, sc, wv.p);
 }
 
 void Model::bwd_combine(int l, MicrobatchState& st) {
+  Backend& be = backend(st);
   LayerCache& c = st.layers[l];
   const int T = st.T, D = cfg_.d_model;
   std::size_t TD = (std::size_t)T * D, n = (std::size_t)T * cfg_.top_k;
@@ -404,19 +462,21 @@ void Model::bwd_combine(int l, MicrobatchState& st) {
   c.dgate = act(mt_, n);
   c.dxe = act(mt_, n * D);
   c.dh2 = act(mt_, TD);
-  be_->zero(c.dh2.data(), (std::int64_t)TD);  // by the backend: a device clears it without a wait
-  moe_combine_backward(*be_, moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
+  be.zero(c.dh2.data(), (std::int64_t)TD);  // by the backend: a device clears it without a wait
+  moe_combine_backward(be, moe_shape(T), c.routing, c.experts.y.data(), st.dx.data(), c.dy.data(), c.dgate.data());
 }
 
 void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
+  Backend& be = backend(st);
   LayerCache& c = st.layers[l];
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
-  moe_experts_backward(*be_, mt_, moe_shape(st.T), c.routing, MoeWeights{nullptr, we, (long)L.expert_stride},
+  moe_experts_backward(be, mt_, moe_shape(st.T), c.routing, MoeWeights{nullptr, we, (long)L.expert_stride},
                        c.experts, c.dy.data(), c.dxe.data(), MoeGrads{nullptr, g, (long)L.expert_stride});
 }
 
 void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w) {
+  Backend& be = backend(st);
   LayerCache& c = st.layers[l];
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
@@ -426,11 +486,11 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
   {
     MoeWeights mw{w + L.router, nullptr, (long)L.expert_stride};
     MoeGrads mg{g + L.router, nullptr, (long)L.expert_stride};
-    moe_dispatch_backward(*be_, s, c.routing, c.dxe.data(), c.dh2.data());
-    moe_route_backward(*be_, mt_, s, c.routing, c.h2.data(), mw, c.dgate.data(), sc.aux_scale, c.dh2.data(), mg);
+    moe_dispatch_backward(be, s, c.routing, c.dxe.data(), c.dh2.data());
+    moe_route_backward(be, mt_, s, c.routing, c.h2.data(), mw, c.dgate.data(), sc.aux_scale, c.dh2.data(), mg);
     Buffer<float> dtmp = act(mt_, TD);
-    be_->rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
-    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
+    be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
+    be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
   // The MoE activations are done with: free them before attention's.
   c.dh2 = {};
@@ -442,21 +502,23 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
   // Attention branch.
   {
     Buffer<float> datt = act(mt_, TD), dqkv = act(mt_, 3 * TD), dh1 = act(mt_, TD), dtmp = act(mt_, TD);
-    be_->matmul(c.att.data(), st.dx.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
-    be_->matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);      // datt = dx Wo^T
-    be_->attention_backward(c.qkv.data(), c.probs.data(), datt.data(), dqkv.data(), B, S, H, dh);
-    be_->rope(dqkv.data(), T, S, H, dh, true);
-    be_->matmul(c.h1.data(), dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
-    be_->matmul(dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
-    be_->rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
-    be_->add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
+    be.matmul(c.att.data(), st.dx.data(), g + L.wo, D, T, D, true, false, true);     // dWo += att^T dx
+    be.matmul(st.dx.data(), w + L.wo, datt.data(), T, D, D, false, true, false);      // datt = dx Wo^T
+    be.attention_backward(c.qkv.data(), c.probs.data(), datt.data(), dqkv.data(), B, S, H, dh);
+    be.rope(dqkv.data(), T, S, H, dh, true);
+    be.matmul(c.h1.data(), dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
+    be.matmul(dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
+    be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
+    be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
   }
   c = LayerCache{};
 }
 
 void Model::embed_backward(MicrobatchState& st) {
+  Backend& be = backend(st);
   if (!params_.has_embedding()) throw Error("embedding is not held by this model shard");
-  be_->embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T,
+  Turn turn(st, SplitMicrobatch::kEmbed);
+  be.embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T,
                          cfg_.d_model);
   st.dx = {};
 }
@@ -471,47 +533,56 @@ void Model::forward_backward(MicrobatchState& st, const Batch& b, const LossScal
   release(st);
 }
 
-void Model::forward_backward_overlapped(MicrobatchState& st, const Batch& b, const LossScales& sc, Backend& helper) {
-  if (params_.expert_count() != cfg_.n_experts) throw Error("forward_backward_overlapped needs every expert");
-  begin(st, b);
+void Model::forward_backward_share(SplitMicrobatch& sp, int worker, int round, const Batch& mine,
+                                   const LossScales& sc, Backend& be) {
+  if (params_.expert_count() != cfg_.n_experts || !params_.has_embedding() || !params_.has_head())
+    throw Error("forward_backward_share needs the whole model");
+  if (!forced_.empty()) throw Error("forward_backward_share: forced routing is for one thread");
+  const int L = cfg_.n_layers, W = sp.workers();
+  MicrobatchState& st = sp.state(worker);
+  st.backend = &be;
+  st.split = &sp;
+  st.worker = worker;
+  st.round = round;
+  begin(st, mine);
   embed_forward(st);
-  for (int l = 0; l < cfg_.n_layers; ++l) layer_forward(l, st);
-  head_forward(st, true, sc, /*defer_weight=*/true);
-  // next: blocks >= next have their input part done. -1 also tells the helper to stop early.
-  std::atomic<int> next{cfg_.n_layers};
-  std::atomic<bool> abort{false};
-  std::exception_ptr helper_error;
-  std::thread w([&] {
-    try {
-      head_backward_weight(st, helper);  // reads h_f and dlogits_head only
-      for (int l = cfg_.n_layers - 1; l >= 0; --l) {
-        for (int n = next.load(std::memory_order_acquire); n > l; n = next.load(std::memory_order_acquire)) {
-          if (abort.load(std::memory_order_acquire)) return;
-          next.wait(n, std::memory_order_acquire);
-        }
-        if (abort.load(std::memory_order_acquire)) return;
-        layer_backward_weight(l, st, helper);
-      }
-    } catch (...) {
-      helper_error = std::current_exception();
+  for (int l = 0; l < L; ++l) layer_forward(l, st);
+  // Every worker's routing is done: the router losses' counts and sums over all tokens.
+  sp.meet(round, 0);
+  for (int l = 0; l < L; ++l) {
+    std::vector<const Routing*> parts;
+    for (int v = 0; v < W; ++v) parts.push_back(&sp.state(v).layers[(std::size_t)l].routing);
+    Routing& r = st.layers[(std::size_t)l].routing;
+    r.batch_T = 0;
+    std::fill(r.batch_counts.begin(), r.batch_counts.end(), 0);
+    for (const Routing* p : parts) {
+      r.batch_T += p->T;
+      for (int e = 0; e < cfg_.n_experts; ++e) r.batch_counts[(std::size_t)e] += p->offsets[e + 1] - p->offsets[e];
     }
-  });
-  try {
-    for (int l = cfg_.n_layers - 1; l >= 0; --l) {
-      layer_backward_input(l, st, sc);
-      next.store(l, std::memory_order_release);
-      next.notify_one();
+    if (l % W == worker) {
+      double aux = 0.0, z = 0.0;
+      moe_router_losses(parts, cfg_.aux_loss_coef, cfg_.z_loss_coef, aux, z);
+      sp.set_router_loss(round, l, aux + z);
     }
-    embed_backward(st);
-  } catch (...) {
-    abort.store(true, std::memory_order_release);
-    next.store(-1, std::memory_order_release);
-    next.notify_one();
-    w.join();
-    throw;
   }
-  w.join();
-  if (helper_error) std::rethrow_exception(helper_error);
+  sp.meet(round, 1);  // nobody frees a routing the others still read
+  head_forward(st, true, sc, /*defer_weight=*/true);
+  // Each block's weight part runs after the next block's input part: by then the workers
+  // before this one have long added theirs, so a turn rarely waits.
+  int pending = L;  // L: the head
+  for (int l = L - 1; l >= 0; --l) {
+    layer_backward_input(l, st, sc);
+    if (pending == L)
+      head_backward_weight(st);
+    else
+      layer_backward_weight(pending, st);
+    pending = l;
+  }
+  if (pending == L)
+    head_backward_weight(st);
+  else
+    layer_backward_weight(pending, st);
+  embed_backward(st);
   release(st);
 }
 

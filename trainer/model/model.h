@@ -32,6 +32,8 @@ struct LayerCache {
   bool weight_pending = false;  // layer_backward_input ran, layer_backward_weight has not
 };
 
+class SplitMicrobatch;  // trainer/model/split_microbatch.h
+
 // One microbatch flowing through the model.
 struct MicrobatchState {
   Batch batch;
@@ -40,8 +42,8 @@ struct MicrobatchState {
   Buffer<float> dx;  // gradient of the residual stream during backward
   std::vector<LayerCache> layers;
   Buffer<float> x_final, rstd_f, h_f, logits;  // head
-  // forward_backward_overlapped only: [T, V] loss gradient at the logits, kept by head_forward
-  // for the head's weight gradient, which the helper thread adds (head_backward_weight).
+  // [T, V] loss gradient at the logits, kept by head_forward(defer_weight) for the head's
+  // weight gradient (head_backward_weight).
   Buffer<float> dlogits_head;
   double ce_sum = 0.0;   // summed cross-entropy over the targets
   int n_targets = 0;
@@ -50,6 +52,12 @@ struct MicrobatchState {
   // (untracked: a few kB, not part of the model's memory).
   int probe_row = -1;
   std::vector<float> probe_logits;
+  // Where this state's ops run: null = the model's backend. A worker thread points it at its own.
+  Backend* backend = nullptr;
+  // Set when these texts are one worker's share of a microbatch split among threads
+  // (forward_backward_share): its sums over rows then wait their turn.
+  SplitMicrobatch* split = nullptr;
+  int worker = 0, round = 0;  // worker index, microbatch of the step
 };
 
 // How the microbatch's losses enter the objective that backward differentiates:
@@ -92,7 +100,7 @@ class Model {
   // (using scales) and accumulates head gradients.
   // defer_weight: leave the head's weight gradient to head_backward_weight (st keeps dlogits).
   void head_forward(MicrobatchState& st, bool grad, const LossScales& sc, bool defer_weight = false);
-  void head_backward_weight(MicrobatchState& st, Backend& be);
+  void head_backward_weight(MicrobatchState& st);
   void layer_backward(int l, MicrobatchState& st, const LossScales& sc);
   void embed_backward(MicrobatchState& st);
 
@@ -116,9 +124,6 @@ class Model {
   // they give layer_backward's numbers. layer_backward_input needs every expert on this rank.
   void layer_backward_input(int l, MicrobatchState& st, const LossScales& sc);
   void layer_backward_weight(int l, MicrobatchState& st);
-  // The weight part on a given backend: another thread may run it, with its own backend, while
-  // this model's thread runs the input part of the blocks below (forward_backward_overlapped).
-  void layer_backward_weight(int l, MicrobatchState& st, Backend& be);
   // The same with the experts on other ranks: layer_backward_combine, then the experts' input
   // part on their ranks (experts_backward_input, keeping du), then
   // layer_backward_attention_input here; later layer_backward_weight here and
@@ -137,12 +142,13 @@ class Model {
   // ---- whole model ----
   // Forward and backward of one microbatch; gradients accumulate into params().grads.
   void forward_backward(MicrobatchState& st, const Batch& b, const LossScales& sc);
-  // The same numbers, bit for bit, on two threads: this thread runs forward and the input part
-  // of each block's backward (layer_backward_input); a second thread, on `helper` (a backend of
-  // its own), adds each block's weight gradients (layer_backward_weight) as soon as that
-  // block's input part is done. The two parts of one block write different gradients, and
-  // each gradient element gets the same operations in the same order as in forward_backward.
-  void forward_backward_overlapped(MicrobatchState& st, const Batch& b, const LossScales& sc, Backend& helper);
+  // One worker's share of a microbatch split among worker threads by texts (split_microbatch.h):
+  // forward and backward of `mine` (texts of sp's microbatch `round`), on `be`, the worker's
+  // own backend. Run by every worker of sp at once, it gives the gradients of
+  // forward_backward on the whole microbatch, bit for bit; the microbatch's losses are sp's.
+  // Needs every expert and no forced routing.
+  void forward_backward_share(SplitMicrobatch& sp, int worker, int round, const Batch& mine, const LossScales& sc,
+                              Backend& be);
   // Forward only: summed cross-entropy and target count. Keeps st's caches (for probes).
   void forward(MicrobatchState& st, const Batch& b);
 
@@ -152,7 +158,8 @@ class Model {
     Buffer<float> owned;
     const float* p = nullptr;
   };
-  WeightView view(std::int64_t offset, std::int64_t n);
+  WeightView view(Backend& be, std::int64_t offset, std::int64_t n);
+  Backend& backend(const MicrobatchState& st) { return st.backend ? *st.backend : *be_; }
   MoeShape moe_shape(int T) const;
   const float* check_layer(int l) const;  // throws unless block l is held; returns nothing useful
   // Pieces on given weights: w = block base (norms, attention, router), we = its first expert.

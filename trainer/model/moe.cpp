@@ -80,21 +80,38 @@ void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h
     r.row_of_slot[q] = row;
   }
 
+  r.lse.resize(T);
+  for (int t = 0; t < T; ++t) r.lse[t] = lse_row(r.logits.data() + (long)t * E, E);
+  r.batch_T = T;
+  r.batch_counts.resize(E);
+  for (int e = 0; e < E; ++e) r.batch_counts[e] = r.offsets[e + 1] - r.offsets[e];
+  moe_router_losses({&r}, s.aux_coef, s.z_coef, r.aux_loss, r.z_loss);
+}
+
+void moe_router_losses(const std::vector<const Routing*>& parts, float aux_coef, float z_coef, double& aux_loss,
+                       double& z_loss) {
+  const int E = parts.front()->E, k = parts.front()->k;
+  int T = 0;
+  for (const Routing* p : parts) T += p->T;
+  const int n = T * k;
   // Switch load balancing: E * sum_e f_e * P_e, f = share of dispatched slots, P = mean prob.
   double aux = 0.0;
   for (int e = 0; e < E; ++e) {
-    double f = (double)(r.offsets[e + 1] - r.offsets[e]) / n, P = 0.0;
-    for (int t = 0; t < T; ++t) P += r.probs[(long)t * E + e];
+    int count = 0;
+    for (const Routing* p : parts) count += p->offsets[e + 1] - p->offsets[e];
+    double f = (double)count / n, P = 0.0;
+    for (const Routing* p : parts)
+      for (int t = 0; t < p->T; ++t) P += p->probs[(long)t * E + e];
     aux += f * (P / T);
   }
-  r.aux_loss = s.aux_coef * E * aux;
+  aux_loss = aux_coef * E * aux;
   double z = 0.0;
-  r.lse.resize(T);
-  for (int t = 0; t < T; ++t) {
-    double l = r.lse[t] = lse_row(r.logits.data() + (long)t * E, E);
-    z += l * l;
-  }
-  r.z_loss = s.z_coef * z / T;
+  for (const Routing* p : parts)
+    for (int t = 0; t < p->T; ++t) {
+      double l = p->lse[t];
+      z += l * l;
+    }
+  z_loss = z_coef * z / T;
 }
 
 void moe_dispatch(Backend& be, const MoeShape& s, const Routing& r, const float* h, float* xe) {
@@ -184,11 +201,13 @@ void moe_dispatch_backward(Backend& be, const MoeShape& s, const Routing& r, con
 void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const Routing& r,
                         const float* h, const MoeWeights& w, const float* dgate, float aux_scale,
                         float* dh, const MoeGrads& g) {
-  const int T = s.T, E = s.E, k = s.k, n = T * k;
+  const int T = s.T, E = s.E, k = s.k;
   be.sync();  // the router's backward runs on the host: it reads dgate
   Buffer<float> dlogits(mt, MemCategory::Activations, (std::size_t)T * E, false);
+  // The router losses are means over the whole microbatch (batch_T tokens, batch_counts).
+  const int Tb = r.batch_T, nb = Tb * k;
   std::vector<double> f(E);
-  for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
+  for (int e = 0; e < E; ++e) f[e] = (double)r.batch_counts[e] / nb;
   std::vector<float> dp(E);
   for (int t = 0; t < T; ++t) {
     const float* p = r.probs.data() + (long)t * E;
@@ -200,10 +219,10 @@ void moe_route_backward(Backend& be, MemoryTracker& mt, const MoeShape& s, const
       gs += dgate[t * k + j] * r.gate[t * k + j];
     }
     for (int j = 0; j < k; ++j) dp[r.expert[t * k + j]] += (dgate[t * k + j] - gs) / S;
-    for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / T);
+    for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / Tb);
     float dot = 0.f;
     for (int e = 0; e < E; ++e) dot += p[e] * dp[e];
-    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_of(r, t) / T);
+    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_of(r, t) / Tb);
     float* dl = dlogits.data() + (long)t * E;
     for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[e] - dot) + zc * p[e];
   }
@@ -241,10 +260,12 @@ void moe_experts_backward_weight(Backend& be, const MoeShape& s, const Routing& 
 
 void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
                               const float* dgate, float aux_scale, float* dh, float* dlogits) {
-  const int T = s.T, E = s.E, k = s.k, n = T * k;
+  const int T = s.T, E = s.E, k = s.k;
   be.sync();  // the router's backward runs on the host: it reads dgate and writes dlogits
+  // The router losses are means over the whole microbatch (batch_T tokens, batch_counts).
+  const int Tb = r.batch_T, nb = Tb * k;
   std::vector<double> f(E);
-  for (int e = 0; e < E; ++e) f[e] = (double)(r.offsets[e + 1] - r.offsets[e]) / n;
+  for (int e = 0; e < E; ++e) f[e] = (double)r.batch_counts[e] / nb;
   std::vector<float> dp(E);
   for (int t = 0; t < T; ++t) {  // the same arithmetic as moe_route_backward
     const float* p = r.probs.data() + (long)t * E;
@@ -255,10 +276,10 @@ void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, 
       gs += dgate[t * k + j] * r.gate[t * k + j];
     }
     for (int j = 0; j < k; ++j) dp[r.expert[t * k + j]] += (dgate[t * k + j] - gs) / S;
-    for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / T);
+    for (int e = 0; e < E; ++e) dp[e] += (float)(aux_scale * s.aux_coef * E * f[e] / Tb);
     float dot = 0.f;
     for (int e = 0; e < E; ++e) dot += p[e] * dp[e];
-    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_of(r, t) / T);
+    float zc = (float)(aux_scale * s.z_coef * 2.0 * lse_of(r, t) / Tb);
     float* dl = dlogits + (long)t * E;
     for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[e] - dot) + zc * p[e];
   }

@@ -29,6 +29,11 @@ struct Routing {
   std::vector<double> lse;
   double aux_loss = 0.0;       // load-balancing loss (coefficient applied)
   double z_loss = 0.0;         // router z-loss (coefficient applied)
+  // Tokens and rows per expert of the whole microbatch, which the router losses average over:
+  // these tokens' own (T and the offsets) unless the microbatch is split among worker threads
+  // (SplitMicrobatch), whose workers set the sums over all of them before the backward.
+  int batch_T = 0;
+  std::vector<std::int32_t> batch_counts;  // [E]
 };
 
 struct MoeWeights {
@@ -52,6 +57,11 @@ struct MoeShape {
 void moe_route(Backend& be, MemoryTracker& mt, const MoeShape& s, const float* h, const MoeWeights& w,
                const std::int32_t* forced, Routing& r);
 void moe_dispatch(Backend& be, const MoeShape& s, const Routing& r, const float* h, float* xe);
+// The load-balancing and z losses (coefficients applied) of a microbatch whose tokens were
+// routed in parts, in token order: the same sums, in the same order, as moe_route makes for
+// one part holding them all.
+void moe_router_losses(const std::vector<const Routing*>& parts, float aux_coef, float z_coef, double& aux_loss,
+                       double& z_loss);
 struct ExpertCache {
   Buffer<float> xe, u, a, y;  // [T*k, D], [T*k, H], [T*k, H], [T*k, D]
 };

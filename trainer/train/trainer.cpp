@@ -77,12 +77,14 @@ void Trainer::build(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok
     backend_ = std::move(cpu);
   }
   model_ = std::make_unique<Model>(model, *backend_, tracker_, opt_.seed);
+  if (cpu_) split_ = std::make_unique<SplitStep>(*model_, tracker_, cpu_->pool(), opt_.batch / opt_.microbatches);
   data_rng_ = Rng(opt_.seed ^ 0xda7a5eedull);
   step_ = 0;
 }
 
 StepResult Trainer::step() {
-  // One implementation of a step: the runner the pictures use, run to the end.
+  // The runner the pictures use, run to the end (on the CPU its forward and backward run on
+  // every thread at once: SplitStep, bit for bit the pieces' numbers).
   StepRunner r(*this);
   r.run_all();
   return r.result();

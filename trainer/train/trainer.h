@@ -13,6 +13,7 @@
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/optim/adamw.h"
 #include "trainer/train/dataset.h"
+#include "trainer/train/split_step.h"
 
 namespace onegpu::trainer {
 
@@ -21,7 +22,7 @@ struct TrainOptions {
   int batch = 4;           // texts per step
   int microbatches = 1;    // the batch is split into this many; gradients accumulate
   std::uint64_t seed = 1;  // weights and data order
-  int threads = 1;         // CPU threads for the ops; results do not depend on it
+  int threads = 1;         // CPU threads (each microbatch's texts split among them); results do not depend on it
   // "cpu" or "cuda" (trainer/device.h resolves "auto"). Not saved in checkpoints: a run may
   // continue on another device.
   std::string device = "cpu";
@@ -79,6 +80,7 @@ class Trainer {
   std::unique_ptr<Backend> backend_;
   CpuBackend* cpu_ = nullptr;  // backend_, when the run is on the CPU
   std::unique_ptr<Model> model_;
+  std::unique_ptr<SplitStep> split_;  // on the CPU: a step's forward and backward on every thread
   Rng data_rng_;
   int step_ = 0;
 };

@@ -79,6 +79,23 @@ TEST(Training, SameSeedGivesBitwiseIdenticalLossesOnOneAndTwoThreads) {
   EXPECT_NE(run(d, 1)[0], la[0]);
 }
 
+TEST(Training, MicrobatchesSplitAmongThreadsGiveOneThreadsBits) {
+  // Each microbatch's texts are split among the threads (SplitStep): 2 texts a microbatch on 1,
+  // 2 and 3 threads (the third has no text and sits out), gradients accumulated over two.
+  Trainer a(small_model(), opts(3, 1, 2), small_tokenizer(), small_corpus());
+  Trainer b(small_model(), opts(3, 2, 2), small_tokenizer(), small_corpus());
+  Trainer c(small_model(), opts(3, 3, 2), small_tokenizer(), small_corpus());
+  for (int i = 0; i < 3; ++i) {
+    auto ra = a.step(), rb = b.step(), rc = c.step();
+    EXPECT_EQ(std::memcmp(&ra.loss, &rb.loss, 8), 0) << "step " << i;
+    EXPECT_EQ(std::memcmp(&ra.loss, &rc.loss, 8), 0) << "step " << i;
+    EXPECT_EQ(std::memcmp(&ra.aux_loss, &rb.aux_loss, 8), 0) << "step " << i;
+    EXPECT_EQ(std::memcmp(&ra.grad_norm, &rb.grad_norm, 8), 0) << "step " << i;
+  }
+  EXPECT_TRUE(same_master(a, b));
+  EXPECT_TRUE(same_master(a, c));
+}
+
 TEST(Training, ResumeFromCheckpointIsBitwiseIdentical) {
   Trainer full(small_model(), opts(6, 1), small_tokenizer(), small_corpus());
   auto lf = run(full, 6);
