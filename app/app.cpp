@@ -68,6 +68,18 @@ constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFla
 // The panels along the window's edges, over the cleared frame (see kPanelBg).
 constexpr ImGuiWindowFlags kEdgePanel = kPanel | ImGuiWindowFlags_NoBackground;
 
+// The outline ImGui draws round a window only when it has a background: drawn here for an edge
+// panel, as ImGui would (under the contents, clipped to the display, no rounding).
+void edge_panel_border() {
+  const ImVec2 p = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(vp->Pos, {vp->Pos.x + vp->Size.x, vp->Pos.y + vp->Size.y}, false);
+  dl->AddRect(p, {p.x + size.x, p.y + size.y}, ImGui::GetColorU32(ImGuiCol_Border), 0.0f, 0,
+              ImGui::GetStyle().WindowBorderSize);
+  dl->PopClipRect();
+}
+
 // The panels' sizes. At text scale 1 in a window of 1280 or more they are what they always
 // were; they take no more than a share of the window (more text, or a small window), so the
 // picture keeps most of its room, and what they hold is scaled to fit the room they get.
@@ -358,6 +370,7 @@ void App::draw_status(float W, float H, float status_h) {
   ImGui::SetNextWindowSize({W, status_h});
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {12.0f * s, 5.0f * s});
   ImGui::Begin("##status", nullptr, kEdgePanel | ImGuiWindowFlags_NoScrollbar);
+  edge_panel_border();
   ImGui::SetWindowFontScale(std::min(1.0f, status_h / std::round(28.0f * s)));
   ImGui::PushFont(small_font_);
   std::string activity;
@@ -429,6 +442,7 @@ void App::draw_chapter_list(float side_w, float height) {
   ImGui::SetNextWindowPos({0, 0});
   ImGui::SetNextWindowSize({side_w, height});
   ImGui::Begin("##chapters", nullptr, kEdgePanel);
+  edge_panel_border();
   ImGui::SetWindowFontScale(std::min(1.0f, side_w / std::round(kSideW * s)));  // narrower than asked: smaller
   ImGui::PushFont(title_font_);
   ImGui::TextUnformatted("onegpu");
@@ -527,6 +541,7 @@ void App::draw_caption(float x, float y, float cap_w, float caption_h, double no
   ImGui::SetNextWindowPos({x, y});
   ImGui::SetNextWindowSize({cap_w, caption_h});
   ImGui::Begin("##caption", nullptr, kEdgePanel | ImGuiWindowFlags_NoScrollbar);
+  edge_panel_border();
   ImGui::SetWindowFontScale(cs / s);
   {
     ImGui::PushFont(small_font_);
