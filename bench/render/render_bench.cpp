@@ -28,6 +28,7 @@
 
 #include "app/app.h"
 #include "app/assets.h"
+#include "app/frame_memory.h"
 #include "app/story.h"
 #include "app/chapters/field_chapter.h"
 #include "bench/frame_clock.h"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     }
   }
   bench::print_load("start");
+  app::keep_frame_memory();  // as the program does at start-up
   int status = 0;
   try {
     render::HeadlessContext ctx;
