@@ -8,6 +8,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/train_command.h"
+#include "app/frame_memory.h"
 #include "app/live/job_runner.h"
 #include "app/live/trace_run.h"
 #include "trainer/error.h"
@@ -20,6 +21,7 @@
 namespace onegpu::app {
 
 int app_main(int argc, char** argv) {
+  keep_frame_memory();
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
   // `onegpu lab ...` is the window's --lab; `onegpu train ... --watch` is a Lab that starts running.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace onegpu::render {
 
@@ -167,7 +168,71 @@ bool Canvas::text_fits(std::string_view s, const Rect& area) const {
   return em_h * size + line_gap(size) * (lines.size() - 1) <= area.size().y;
 }
 
+// ---- what the frame leaves out
+
+namespace {
+bool overlaps(const Rect& a, const Rect& b) {
+  return a.min.x < b.max.x && b.min.x < a.max.x && a.min.y < b.max.y && b.min.y < a.max.y;
+}
+bool inside(const Rect& r, const Rect& outer) {
+  return r.min.x >= outer.min.x && r.max.x <= outer.max.x && r.min.y >= outer.min.y && r.max.y <= outer.max.y;
+}
+// A box covers enough to be worth testing others against when its opaque inside is this many
+// pixels across both ways; the most covers a frame tests (the biggest ones).
+constexpr float kCoverPx = 24.0f;
+constexpr std::size_t kMaxCovers = 16;
+}  // namespace
+
+void Canvas::leave_out_unseen(const Camera& cam, DrawStats& stats) {
+  const float wpp = cam.world_per_pixel();
+  Rect view = cam.visible();
+  view.min -= wpp, view.max += wpp;  // a pixel of slack: only what is surely outside goes
+  covers_.clear();
+  for (int l = 0; l < kLayers; ++l) {
+    const auto& items = layers_[l].shapes->items();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const Rect r = opaque_interior(items[i], wpp);
+      if (r.size().x >= kCoverPx * wpp && r.size().y >= kCoverPx * wpp && overlaps(r, view))
+        covers_.push_back({l, i, r});
+    }
+  }
+  if (covers_.size() > kMaxCovers) {
+    auto area = [](const Cover& c) { return c.inside.size().x * c.inside.size().y; };
+    std::nth_element(covers_.begin(), covers_.begin() + kMaxCovers, covers_.end(),
+                     [&](const Cover& a, const Cover& b) { return area(a) > area(b); });
+    covers_.resize(kMaxCovers);
+  }
+  // Hidden: wholly inside a cover drawn later (a later layer, or later in the same layer).
+  auto hidden = [&](const Rect& b, int layer, std::size_t index) {
+    for (const Cover& c : covers_)
+      if ((c.layer > layer || (c.layer == layer && c.index > index)) && inside(b, c.inside)) return true;
+    return false;
+  };
+  for (int l = 0; l < kLayers; ++l) {
+    auto& shapes = layers_[l].shapes->items();
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const Rect b = shape_bounds(shapes[i], wpp);
+      if (shape_invisible(shapes[i]) || !overlaps(b, view) || hidden(b, l, i)) continue;
+      shapes[kept++] = shapes[i];
+    }
+    stats.left_out += shapes.size() - kept;
+    shapes.resize(kept);
+    // A layer's text is drawn after its shapes: only covers of later layers hide it.
+    auto& glyphs = layers_[l].text->items();
+    kept = 0;
+    for (const GlyphInstance& g : glyphs) {
+      const Rect b{{g.rect.x, g.rect.y}, {g.rect.x + g.rect.z, g.rect.y + g.rect.w}};
+      if (g.color.a <= 0.0f || !overlaps(b, view) || hidden(b, l, SIZE_MAX)) continue;  // after every shape of its layer
+      glyphs[kept++] = g;
+    }
+    stats.left_out += glyphs.size() - kept;
+    glyphs.resize(kept);
+  }
+}
+
 void Canvas::flush(const Camera& cam, DrawStats& stats) {
+  leave_out_unseen(cam, stats);
   for (auto& l : layers_) {
     l.shapes->flush(cam, stats);
     l.text->flush(cam, stats);

@@ -71,6 +71,10 @@ class Canvas {
   const TextView& view() const { return view_; }
   const SdfFont& font() const { return *font_; }
 
+  // Draws every layer under `cam`, leaving out what would not change a pixel: shapes and
+  // glyphs wholly outside the view, shapes with nothing but transparent colours, and shapes and
+  // glyphs wholly under the opaque inside of a box drawn after them (a panel over a faded
+  // picture). Counted in stats.left_out.
   void flush(const Camera& cam, DrawStats& stats);
   std::size_t shape_count() const;
 
@@ -87,6 +91,13 @@ class Canvas {
   float draw_lines(const std::vector<std::string>& lines, glm::vec2 baseline, float size, glm::vec4 color,
                    Align a, const Rect& area, bool in_view);
   float line_gap(float size) const { return 1.2f * size; }
+  void leave_out_unseen(const Camera& cam, DrawStats& stats);
+  struct Cover {  // the opaque inside of a box (opaque_interior), hiding what was drawn before it
+    int layer;
+    std::size_t index;
+    Rect inside;
+  };
+  std::vector<Cover> covers_;  // kept between frames: no allocation a frame
   const SdfFont* font_;
   TextView view_;
   float min_text_ = 0.0f;

@@ -2,38 +2,14 @@
 
 #include "render/gl.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 namespace onegpu::render {
-
-namespace {
-
-// A software GL (llvmpipe) allocates its vertex buffers for every draw and frees them after;
-// at a few megabytes each, glibc hands them back to the kernel every time (munmap, or a heap
-// trim), and the next frame faults the same pages in again: with 32,768 shapes that was half
-// of the drawing thread's time. Keeping freed blocks up to these sizes in the process ends
-// the churn; the cost is that up to 128 MB once freed may stay resident.
-bool keep_frame_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
-#endif
-  return true;
-}
-
-}  // namespace
 
 Renderer::Renderer(const AssetPaths& assets)
     : shape_shader_(assets.shader_dir / "shape.vert", assets.shader_dir / "shape.frag"),
       text_shader_(assets.shader_dir / "text.vert", assets.shader_dir / "text.frag"),
       font_(std::make_unique<SdfFont>(assets.font)),
       world_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())),
-      screen_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())) {
-  static const bool kept = keep_frame_memory();
-  (void)kept;
-}
+      screen_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())) {}
 
 void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
   vx_ = x; vy_ = y; vw_ = w > 0 ? w : 1; vh_ = h > 0 ? h : 1;

@@ -72,6 +72,8 @@ class TextBatch {
   float add(std::string_view utf8, glm::vec2 pos, float size, glm::vec4 color,
             Align align = Align::Left);
   std::size_t size() const { return items_.size(); }
+  // The glyphs added since the last flush (the canvas leaves out unseen ones).
+  std::vector<GlyphInstance>& items() { return items_; }
   void flush(const Camera& cam, DrawStats& stats);
   const SdfFont& font() const { return *font_; }
 

@@ -1,10 +1,48 @@
 #include "render/shape_batch.h"
 
+#include <algorithm>
+
+#include <glm/common.hpp>
 #include <glm/gtc/type_ptr.hpp>
 
 #include "render/gl.h"
 
 namespace onegpu::render {
+
+namespace {
+ShapeKind kind_of(const ShapeInstance& s) { return static_cast<ShapeKind>(static_cast<int>(s.params.z + 0.5f)); }
+}  // namespace
+
+Rect shape_bounds(const ShapeInstance& s, float wpp) {
+  const float pad = wpp + s.params.w;  // as shape.vert grows the quad
+  if (kind_of(s) == ShapeKind::Segment) {
+    const glm::vec2 a{s.geom.x, s.geom.y}, b{s.geom.z, s.geom.w};
+    const float r = s.extra.x + pad;  // half width and the pad, round every side of the capsule
+    return {glm::min(a, b) - r, glm::max(a, b) + r};
+  }
+  const glm::vec2 c{s.geom.x, s.geom.y}, half = glm::vec2{s.geom.z, s.geom.w} + pad;
+  return {c - half, c + half};
+}
+
+bool shape_invisible(const ShapeInstance& s) {
+  const bool stroke = s.params.y > 0.0f && s.stroke.a > 0.0f;
+  const bool hatch = kind_of(s) == ShapeKind::Box && s.extra.x > 0.0f && s.hatch.a > 0.0f;
+  return s.fill.a <= 0.0f && !stroke && !hatch;
+}
+
+Rect opaque_interior(const ShapeInstance& s, float wpp) {
+  if (kind_of(s) != ShapeKind::Box || s.fill.a < 1.0f || s.extra.x > 0.0f) return {};
+  // Inside this inset the coverage is 1 and the outline's blend weight 0 (shape.frag), so the
+  // pixel is the fill, alpha 1: blending keeps nothing of what was under it. The corner radius
+  // is taken off every side, which keeps clear of the rounded corners; a pixel more than the
+  // half pixel the edge needs keeps clear of rounding.
+  const glm::vec2 half{s.geom.z, s.geom.w};
+  const float radius = std::min(s.params.x, std::min(half.x, half.y));
+  const glm::vec2 in = half - (std::max(radius, 0.0f) + std::max(s.params.y, 0.0f) + wpp);
+  if (in.x <= 0.0f || in.y <= 0.0f) return {};
+  const glm::vec2 c{s.geom.x, s.geom.y};
+  return {c - in, c + in};
+}
 
 ShapeBatch::ShapeBatch(const Shader* shader)
     : shader_(shader), quad_({-1, -1, 1, -1, -1, 1, 1, 1}, sizeof(ShapeInstance), 6) {}

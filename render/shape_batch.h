@@ -27,8 +27,19 @@ enum class ShapeKind { Box = 0, Ring = 1, Segment = 2, Glow = 3 };
 
 struct DrawStats {
   int draw_calls = 0;
-  std::size_t instances = 0;
+  std::size_t instances = 0;  // shapes and glyphs drawn
+  std::size_t left_out = 0;   // shapes and glyphs that would not have changed a pixel (Canvas::flush)
 };
+
+// What a frame may leave out without changing a pixel (Canvas::flush uses these).
+// The quad the shape shader shades for `s`: its edge, grown by the anti-aliasing pixel and a
+// glow's spread (shape.vert), in world units; `wpp` is world units per pixel.
+Rect shape_bounds(const ShapeInstance& s, float wpp);
+// Whether `s` leaves every pixel as it was: each of its colours is fully transparent.
+bool shape_invisible(const ShapeInstance& s);
+// Where `s` writes opaque pixels whatever lies under them: an opaque box without hatching, inside
+// its corners, its outline and its anti-aliased edge. Empty (zero size) for anything else.
+Rect opaque_interior(const ShapeInstance& s, float wpp);
 
 class ShapeBatch {
  public:
@@ -38,6 +49,8 @@ class ShapeBatch {
 
   void add(const ShapeInstance& s) { items_.push_back(s); }
   std::size_t size() const { return items_.size(); }
+  // The shapes added since the last flush, in drawing order (the canvas leaves out unseen ones).
+  std::vector<ShapeInstance>& items() { return items_; }
   void clear() { items_.clear(); }
   // Uploads and draws everything added since the last clear, in one instanced call.
   void flush(const Camera& cam, DrawStats& stats);

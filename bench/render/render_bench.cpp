@@ -28,6 +28,7 @@
 
 #include "app/app.h"
 #include "app/assets.h"
+#include "app/frame_memory.h"
 #include "app/story.h"
 #include "app/chapters/field_chapter.h"
 #include "bench/frame_clock.h"
@@ -62,17 +63,21 @@ int main(int argc, char** argv) {
     }
   }
   bench::print_load("start");
+  app::keep_frame_memory();  // as the program does at start-up
   int status = 0;
   try {
     render::HeadlessContext ctx;
     app::Assets assets = app::find_assets(app::Options{});
     render::Renderer r(assets.scene);
+    bench::NamedThreadsClock raster;  // llvmpipe's threads (none on a hardware driver)
+    const int raster_threads = raster.find("llvmpipe");
     if (field) {
       render::Framebuffer fb(w, h);
       fb.bind();
-      std::printf("field render, %dx%d offscreen, %d frames each · %s\n", w, h, frames, ctx.description().c_str());
-      std::printf("%8s %10s %6s %10s %8s %10s %10s %10s %8s\n", "cells", "shapes", "calls", "wall ms", "fps",
-                  "cpu ms", "thread ms", "worst ms", "vs 512");
+      std::printf("field render, %dx%d offscreen, %d frames each · %s, %d raster threads\n", w, h, frames,
+                  ctx.description().c_str(), raster_threads);
+      std::printf("%8s %10s %6s %10s %8s %10s %10s %10s %10s %8s\n", "cells", "shapes", "calls", "wall ms", "fps",
+                  "cpu ms", "thread ms", "raster ms", "worst ms", "vs 512");
       double base_cpu = 0;
       int base_calls = 0;
       for (int cells : {512, 4096, 32768}) {
@@ -88,7 +93,7 @@ int main(int argc, char** argv) {
         frame();  // warm-up: shader and buffer set-up
         FrameStats st;
         for (int i = 0; i < frames; ++i) {
-          FrameTimer ft;
+          FrameTimer ft(&raster);
           ft.start();
           frame();
           st.add(ft.stop());
@@ -96,8 +101,8 @@ int main(int argc, char** argv) {
         const auto& ds = r.stats();
         const auto m = st.mean();
         if (cells == 512) { base_cpu = m.cpu; base_calls = ds.draw_calls; }
-        std::printf("%8d %10zu %6d %10.2f %8.1f %10.2f %10.2f %10.2f %7.2fx\n", cells, ds.instances, ds.draw_calls,
-                    m.wall, 1000.0 / m.wall, m.cpu, m.thread, st.worst.wall, m.cpu / base_cpu);
+        std::printf("%8d %10zu %6d %10.2f %8.1f %10.2f %10.2f %10.2f %10.2f %7.2fx\n", cells, ds.instances,
+                    ds.draw_calls, m.wall, 1000.0 / m.wall, m.cpu, m.thread, m.raster, st.worst.wall, m.cpu / base_cpu);
         if (ds.draw_calls != base_calls) {
           std::fprintf(stderr, "draw calls grew with the cell count (%d vs %d)\n", ds.draw_calls, base_calls);
           status = 1;
@@ -115,9 +120,14 @@ int main(int argc, char** argv) {
       {
         app::App a(assets, true, true, 1.0f, 0);
         std::printf("\nstory chapters, %dx%d with panels (60 fps = 16.7 ms a frame)\n", W, H);
-        std::printf("%-14s %6s %7s %8s %8s %8s %8s %8s %8s %6s %7s %5s\n", "chapter", "frames", "arrive", "wall ms",
-                    "worst", "cpu ms", "worst", "thread", "worst", "at", "shapes", "calls");
+        std::printf("%-14s %6s %7s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %5s\n", "chapter", "frames", "arrive",
+                    "wall ms", "worst", "cpu ms", "worst", "thread", "worst", "raster", "worst", "jobs", "at", "shapes",
+                    "calls");
         const auto& chapters = app::story();
+        // --log: the pixels each frame shades (panels and scene; clears are not counted), from an
+        // occlusion query: the fill a software rasteriser pays for, whatever the machine's load.
+        GLuint query = 0;
+        glGenQueries(1, &query);
         FrameStats all;
         double worst_cpu = 0;
         std::string worst_cpu_id;
@@ -136,26 +146,36 @@ int main(int argc, char** argv) {
           if (prepared) a.current().prepare(a.current().duration());
           const int n = static_cast<int>(a.current().duration() * 60.0f);
           FrameStats st;
+          double jobs = 0;  // the most CPU a frame's span gave to other threads (the job runner's)
           std::size_t shapes = 0;
           int calls = 0;
           for (int f = 0; f < n; ++f) {
-            FrameTimer ft;
+            FrameTimer ft(&raster);
             ft.start();
+            if (log) glBeginQuery(GL_SAMPLES_PASSED, query);
             a.frame(W, H, 1.0f / 60.0f, f / 60.0);
+            if (log) glEndQuery(GL_SAMPLES_PASSED);
             glFinish();
             const auto t = ft.stop();
-            if (log) std::printf("  frame %4d  wall %7.2f  cpu %7.2f  thread %7.2f  shapes %zu\n", f, t.wall, t.cpu,
-                                 t.thread, a.stats().instances);
+            if (log) {
+              GLuint64 frags = 0;
+              glGetQueryObjectui64v(query, GL_QUERY_RESULT, &frags);
+              std::printf("  frame %4d  wall %7.2f  cpu %7.2f  thread %7.2f  raster %7.2f  other %6.2f  shapes %zu"
+                          "  pixels %.2f M\n",
+                          f, t.wall, t.cpu, t.thread, t.raster, t.cpu - t.thread - t.raster, a.stats().instances,
+                          frags * 1e-6);
+            }
             st.add(t);
             all.add(t);
+            jobs = std::max(jobs, t.cpu - t.thread - t.raster);
             shapes = std::max(shapes, a.stats().instances);
             calls = std::max(calls, a.stats().draw_calls);
           }
           const auto m = st.mean();
           if (st.worst.cpu > worst_cpu) worst_cpu = st.worst.cpu, worst_cpu_id = std::string(chapters[i].id);
-          std::printf("%-14s %6d %7.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %6d %7zu %5d\n",
+          std::printf("%-14s %6d %7.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %6d %7zu %5d\n",
                       std::string(chapters[i].id).c_str(), n, arrive_ms, m.wall, st.worst.wall, m.cpu, st.worst.cpu,
-                      m.thread, st.worst.thread, st.worst_frame, shapes, calls);
+                      m.thread, st.worst.thread, m.raster, st.worst.raster, jobs, st.worst_frame, shapes, calls);
         }
         const auto m = all.mean();
         std::printf("all chapters: %d frames, mean %.2f ms wall / %.2f ms CPU, worst %.2f ms wall / %.2f ms CPU (%s)"
