@@ -82,7 +82,8 @@ class App {
   void draw_help();  // the key list (F1 or ?)
   void draw_toast(float center_x, double now);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
-  void clear_frame(int fb_w, int fb_h);
+  // Clears the whole frame (black when blanked, else `colour`).
+  void clear_frame(int fb_w, int fb_h, glm::vec4 colour = {0.06f, 0.08f, 0.11f, 1.0f});
   void begin_ui(int fb_w, int fb_h, float dt);
   void after_frame(int fb_w, int fb_h, double now);  // the requests a frame left (open a trace, PNG)
   std::string toast_now(double now) const;  // ImGui's new frame (fonts rebuilt if the scale changed)

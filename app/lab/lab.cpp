@@ -153,7 +153,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
 
   ImGui::SetNextWindowPos({0, 0});
   ImGui::SetNextWindowSize({side, avail_h});
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_side", nullptr, kPanel);
+  ImGui::PopStyleColor();
   config_panel(st, s, fonts);
   controls_panel(st, s, fonts);
   status_panel(rs, st, s, fonts);
@@ -164,7 +166,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
 
   ImGui::SetNextWindowPos({side, ranks_h});
   ImGui::SetNextWindowSize({W - side - bubbles_w, avail_h - ranks_h});
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_timeline", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::PopStyleColor();
   // The replay moves on with the frame's time (the views below read the cursor).
   if (shown(rs)) replay_.advance(ImGui::GetIO().DeltaTime, step_end());
   bottom_pane(rs, s, fonts);
@@ -172,7 +176,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
 
   ImGui::SetNextWindowPos({W - bubbles_w, ranks_h});
   ImGui::SetNextWindowSize({bubbles_w, avail_h - ranks_h});
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_bubbles", nullptr, kPanel);
+  ImGui::PopStyleColor();
   bubbles(rs, s, fonts);
   ImGui::End();
 

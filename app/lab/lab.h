@@ -22,6 +22,7 @@
 #include "render/canvas.h"
 
 struct ImFont;
+using ImU32 = unsigned int;
 
 namespace onegpu::app {
 
@@ -30,6 +31,11 @@ struct LabFonts {
   ImFont* title = nullptr;
   ImFont* small = nullptr;
 };
+
+// The background the Lab's tiled panels draw: none. They cover the window around the ranks
+// view without overlapping, so App::frame_lab clears the frame to the style's (opaque) window
+// colour instead, which gives the same pixels without shading each of them again.
+inline constexpr ImU32 kLabPanelBg = 0;
 
 // Where the Lab's pieces sit in the window (pixels, top-left origin).
 struct LabLayout {
