@@ -1,4 +1,5 @@
 #include "app/lab/lab.h"
+#include "app/lab/lab_timeline_layer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,7 @@ cli::TrainArgs lab_train_args(const std::vector<std::string>& flags) {
 }
 
 Lab::Lab(JobRunner& runner) : runner_(runner) { set_args(lab_train_args({})); }
+Lab::~Lab() = default;
 
 void Lab::set_args(const cli::TrainArgs& a) {
   edit_ = a;
@@ -125,6 +127,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   if (rs.generation() != seen_generation_) {
     // A new run: the views start over (fit, latest step, live playhead).
     seen_generation_ = rs.generation();
+    last_fit_ = 0, hold_step_ = -1;
     follow_ = true;
     pick_step_ = -1;
     replay_.go_live();
