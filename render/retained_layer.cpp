@@ -44,20 +44,22 @@ void RetainedLayer::end() {
   glViewport(saved_viewport_[0], saved_viewport_[1], saved_viewport_[2], saved_viewport_[3]);
 }
 
-void RetainedLayer::clear(glm::vec4 c) {
-  const GLboolean scissor = glIsEnabled(GL_SCISSOR_TEST);
-  glDisable(GL_SCISSOR_TEST);
+void RetainedLayer::clear(glm::vec4 c, Rect r) {
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(r.x, r.y, r.w, r.h);
   glClearColor(c.r, c.g, c.b, c.a);
   glClear(GL_COLOR_BUFFER_BIT);
-  if (scissor) glEnable(GL_SCISSOR_TEST);
 }
 
-void RetainedLayer::copy_to(int x, int y) const {
-  // Same size, nearest: a driver copies the rows (llvmpipe: a memcpy when the formats match).
+void RetainedLayer::copy(Rect r) const {
+  // Same place, same size, nearest: a driver copies the rows (llvmpipe: a memcpy when the
+  // formats match).
   GLint read = 0;
   glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &read);
   glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo_);
-  glBlitFramebuffer(0, 0, w_, h_, x, y, x + w_, y + h_, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(r.x, r.y, r.w, r.h);
+  glBlitFramebuffer(r.x, r.y, r.x + r.w, r.y + r.h, r.x, r.y, r.x + r.w, r.y + r.h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
   glBindFramebuffer(GL_READ_FRAMEBUFFER, (GLuint)read);
 }
 

@@ -4,12 +4,14 @@
 // rarely (or only grows) draws into it when it changes and copies it every frame, which on a
 // software rasteriser is a memory copy instead of shading every primitive again.
 //
-//   RetainedLayer layer;
-//   if (layer.resize(w, h) || changed) { layer.begin(); ...draw in layer pixels...; layer.end(); }
-//   layer.copy_to(x, y);   // into the bound draw framebuffer, bottom-left origin
+//   RetainedLayer layer;                        // as big as the frame it is copied into
+//   if (layer.resize(w, h) || changed) { layer.begin(); layer.clear(c, rect); ...draw...; layer.end(); }
+//   layer.copy(rect);   // that rectangle, into the same place of the bound draw framebuffer
 //
-// It does not track what changed: the owner keys its content and redraws it (begin() clears
-// nothing by itself; clear() does).
+// It is as big as the frame so that what is drawn into it goes through the same transforms and
+// lands on exactly the pixels (and sub-pixel positions) it would have in the frame: the copy is
+// bit for bit what drawing straight into the frame gives. It does not track what changed: the
+// owner keys its content and draws it again.
 #include <glm/vec4.hpp>
 
 namespace onegpu::render {
@@ -29,10 +31,14 @@ class RetainedLayer {
   // that were bound at begin().
   void begin();
   void end();
-  void clear(glm::vec4 colour);  // between begin() and end()
-  // Copies the whole layer into the bound draw framebuffer with its bottom-left corner at (x, y).
-  // The scissor test is left as it was.
-  void copy_to(int x, int y) const;
+  // A rectangle of pixels, bottom-left origin (GL's).
+  struct Rect {
+    int x = 0, y = 0, w = 0, h = 0;
+  };
+  // Between begin() and end(): clears `r` to `colour`; later draws are scissored to it.
+  void clear(glm::vec4 colour, Rect r);
+  // Copies `r` of the layer to the same place in the bound draw framebuffer (scissored to `r`).
+  void copy(Rect r) const;
 
  private:
   unsigned fbo_ = 0, color_ = 0;

@@ -79,7 +79,23 @@ struct Lanes {
   float lane_y(int lane) const { return y0 + lane_h * (float)lane; }
 };
 
-// The ruler, the lanes' names and stripes, and the spans, into `dl`. whole: from scratch (the
+// The ruler's tick step: a round one, about one tick per three label widths so times never touch.
+double ruler_step(const Lanes& L) {
+  const float label_px = L.small->CalcTextSizeA(L.small->FontSize, FLT_MAX, 0, "00.00 ms").x;
+  const double raw = L.span() * (double)(label_px * 1.6f) / std::max(1.0, (double)(L.x1 - L.x0));
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  return raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+}
+
+// The ruler's times and clock, on the row above the ticks (they touch nothing the lanes draw).
+void ruler_times(ImDrawList& dl, const Lanes& L) {
+  const double step = ruler_step(L);
+  for (double t = std::ceil(L.view0 / step) * step; t <= L.view1; t += step)
+    dl.AddText(L.small, L.small->FontSize, {L.X(t) + 3 * L.s, L.p0.y}, col(render::palette::text_faint), fmt_time(t).c_str());
+  dl.AddText(L.small, L.small->FontSize, {L.p0.x, L.p0.y}, col(render::palette::text_faint), L.wall ? "wall clock" : "virtual clock");
+}
+
+// The ruler's ticks, the lanes' names and stripes, and the spans, into `dl`. whole: from scratch (the
 // runs start empty); otherwise only the spans each lane gained since runs[r].next, each lane's
 // open run of merged narrow spans carried on (drawn again, wider, over itself: it is opaque).
 void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool whole, std::size_t& rects) {
@@ -88,17 +104,12 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
   ImFont* small = L.small;
   const trainer::Plan& plan = *L.plan;
   if (whole) {
-    // Ruler: ticks at a round step, about one per three label widths so the times never touch.
-    const float label_px = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, "00.00 ms").x;
-    const double raw = L.span() * (double)(label_px * 1.6f) / std::max(1.0, (double)(x1 - x0));
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+    // The ruler's ticks (its times are drawn by ruler_times, above the lanes' rows).
+    const double step = ruler_step(L);
     for (double t = std::ceil(L.view0 / step) * step; t <= L.view1; t += step) {
       const float x = L.X(t);
       dl.AddLine({x, y0 - 5 * s}, {x, y1}, col(render::palette::text_faint, 0.25f));
-      dl.AddText(small, small->FontSize, {x + 3 * s, p0.y}, col(render::palette::text_faint), fmt_time(t).c_str());
     }
-    dl.AddText(small, small->FontSize, {p0.x, p0.y}, col(render::palette::text_faint), L.wall ? "wall clock" : "virtual clock");
     // Lanes.
     for (int l = 0; l < L.lanes; ++l) {
       const float y = L.lane_y(l);
@@ -233,9 +244,7 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
 
 void TimelineLayer::copy(const ImDrawList*, const ImDrawCmd* cmd) {
   const TimelineLayer& tl = *static_cast<const TimelineLayer*>(cmd->UserCallbackData);
-  const int gy = tl.frame_h - (tl.key.y + tl.key.h);  // GL counts rows from the bottom
-  glScissor(tl.key.x, gy, tl.key.w, tl.key.h);
-  tl.target.copy_to(tl.key.x, gy);
+  tl.target.copy(tl.rect());
 }
 
 glm::vec4 kind_colour(EventKind k) {
@@ -375,11 +384,17 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   if (retained_) {
     if (!lanes_layer_) lanes_layer_ = std::make_unique<TimelineLayer>();
     TimelineLayer& tl = *lanes_layer_;
-    // The layer covers the pixels the lanes' clip rectangle covers (the scissor's whole pixels).
-    const int lx = (int)p0.x, ly = (int)p0.y, lw = (int)(p0.x + avail.x) - lx, lh = (int)(p0.y + avail.y) - ly;
+    // The layer covers the pixels of the lanes' clip rectangle (the scissor's whole pixels) from
+    // a pixel above the ticks down: the heading and the ruler's times stay in the window, so
+    // nothing drawn before the copy reaches into it and what is drawn after blends as before.
+    const int lx = (int)p0.x, ly = std::max((int)p0.y, (int)std::floor(y0 - 5 * s) - 1);
+    const int lw = (int)(p0.x + avail.x) - lx, lh = (int)(p0.y + avail.y) - ly;
     LanesKey key{rs.generation(), rec->step, wall_clock_, view0_, view1_, lx, ly, lw, lh, x0, x1, y0, y1,
                  folded ? -1 : sel_rank_, lanes, fonts.small, fonts.small->FontSize, s, folded ? rec->ops.size() : 0};
-    bool whole = tl.target.resize(lw, lh) || !tl.valid || !(key == tl.key);
+    const ImGuiIO& io = ImGui::GetIO();
+    const int fw = (int)(io.DisplaySize.x * io.DisplayFramebufferScale.x), fh = (int)(io.DisplaySize.y * io.DisplayFramebufferScale.y);
+    tl.frame_h = fh;
+    bool whole = tl.target.resize(fw, fh) || !tl.valid || !(key == tl.key);
     if (!whole && !folded)
       for (int r = 0; r < world && !whole; ++r) whole = tl.runs[(std::size_t)r].next > index_.by_rank[(std::size_t)r].size();
     bool grown = whole;
@@ -399,10 +414,11 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       draw_lanes(ld, L, tl.runs, whole, tl.rects);
       ld.PopClipRect();
       ld._PopUnusedDrawCmd();
+      tl.key = key;
       tl.target.begin();
       if (whole) {
         const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];  // what the window's pixels are (kLabPanelBg)
-        tl.target.clear({bg.x, bg.y, bg.z, bg.w});
+        tl.target.clear({bg.x, bg.y, bg.z, bg.w}, tl.rect());
       }
       ImDrawList* one[] = {&ld};
       ImDrawData dd;
@@ -411,16 +427,14 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       dd.CmdListsCount = 1;
       dd.TotalVtxCount = ld.VtxBuffer.Size;
       dd.TotalIdxCount = ld.IdxBuffer.Size;
-      dd.DisplayPos = {(float)lx, (float)ly};
-      dd.DisplaySize = {(float)lw, (float)lh};
-      dd.FramebufferScale = {1.0f, 1.0f};
+      dd.DisplayPos = {0.0f, 0.0f};  // the frame's own transform (render/retained_layer.h)
+      dd.DisplaySize = io.DisplaySize;
+      dd.FramebufferScale = io.DisplayFramebufferScale;
       ImGui_ImplOpenGL3_RenderDrawData(&dd);
       tl.target.end();
-      tl.key = key;
       tl.valid = true;
       (whole ? drawn_.lanes_whole : drawn_.lanes_appended) = 1;
     }
-    tl.frame_h = (int)(ImGui::GetIO().DisplaySize.y * ImGui::GetIO().DisplayFramebufferScale.y);
     dl->AddCallback(&TimelineLayer::copy, &tl);
     rects = tl.rects;
   } else {
@@ -431,6 +445,7 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   }
 
   dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
+  ruler_times(*dl, L);
   if (!folded) {
     // Hand-overs as arrows from each send to its receive, while they can be told apart: a few
     // hundred in view at most.

@@ -52,7 +52,8 @@ struct TimelineLayer {
   bool valid = false;
   std::vector<LaneRun> runs;
   std::size_t rects = 0;
-  int frame_h = 0;  // the frame's height when the copy was queued (GL rows count from the bottom)
+  int frame_h = 0;  // the frame's height (GL counts rows from the bottom)
+  render::RetainedLayer::Rect rect() const { return {key.x, frame_h - (key.y + key.h), key.w, key.h}; }
   // An ImGui draw callback: copies the layer into the frame at key.x, key.y.
   static void copy(const ImDrawList*, const ImDrawCmd* cmd);
 };
