@@ -59,6 +59,10 @@ class App {
   render::Camera last_camera() const { return camera_; }
   void set_gl_description(std::string s) { gl_ = std::move(s); }
   void set_frame_ms(float ms) { frame_ms_ = ms; }
+  // The pace a window draws at: 60 frames a second, and 30 while the Lab's run trains (the
+  // trainer shares the CPU with a software rasteriser; the status bar says so while it holds).
+  static constexpr int kFps = 60, kLabTrainingFps = 30;
+  double frame_interval() const;
   // A PNG of the next finished frame (Ctrl+S, the Lab's PNG button); "" picks a name from the
   // chapter (onegpu-ID.png) or onegpu-lab.png.
   void request_png(std::string path = {});
