@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -330,6 +331,9 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
       JobRunner::shared().configure(lab_->args());
     lab_autostarted_ = true;
   }
+  // The Lab's panels tile the window around the ranks view, so their background is the clear
+  // colour and they draw none (lab.h, kLabPanelBg): on a software rasteriser, shading a million
+  // background pixels a frame cost 10 ms of CPU, a third of the frame.
   clear_frame(fb_w, fb_h);
   const float s = nav_.ui_scale();
   scene_ = {0, 0, fb_w, fb_h};
@@ -339,7 +343,9 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
     const float status_h = status_height((float)fb_h, s);
     lab_->set_branch(&branch_state_, branch_seen_.get());
     where = lab_->panels(run_state_, (float)fb_w, (float)fb_h, s, LabFonts{body_font_, title_font_, small_font_});
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
     draw_status((float)fb_w, (float)fb_h, status_h);
+    ImGui::PopStyleColor();
     if (nav_.help_open()) draw_help();
     std::string toast = toast_now(now);
     if (!toast.empty()) {
@@ -364,6 +370,11 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   after_frame(fb_w, fb_h, now);
 }
 
+double App::frame_interval() const {
+  const bool training = nav_.lab_open() && JobRunner::shared().status().mode != RunMode::Paused;
+  return 1.0 / (training ? kLabTrainingFps : kFps);
+}
+
 void App::draw_status(float W, float H, float status_h) {
   const float s = nav_.ui_scale();
   ImGui::SetNextWindowPos({0, H - status_h});
@@ -373,14 +384,16 @@ void App::draw_status(float W, float H, float status_h) {
   edge_panel_border();
   ImGui::SetWindowFontScale(std::min(1.0f, status_h / std::round(28.0f * s)));
   ImGui::PushFont(small_font_);
+  const RunnerStatus st = JobRunner::shared().status();
   std::string activity;
   if (!nav_.lab_open()) activity = current().activity();
-  const RunnerStatus st = JobRunner::shared().status();
   if (activity.empty() && !st.job.empty()) activity = st.job;
   if (activity.empty() && st.building) activity = st.building_what;
   if (activity.empty()) activity = st.mode == RunMode::Paused ? "trainer: idle" : "trainer: running";
-  char frame[48] = "headless render";
+  char frame[64] = "headless render";
   if (frame_ms_ >= 0.0f) std::snprintf(frame, sizeof frame, "frame %.1f ms", frame_ms_);
+  if (nav_.lab_open() && st.mode != RunMode::Paused)  // the window's pace while the run trains
+    std::snprintf(frame + std::strlen(frame), sizeof frame - std::strlen(frame), " (%d fps while training)", kLabTrainingFps);
   // Events the live run could not hand over: never silent.
   char events[96] = "";
   if (run_state_.run()) {

@@ -59,6 +59,10 @@ class App {
   render::Camera last_camera() const { return camera_; }
   void set_gl_description(std::string s) { gl_ = std::move(s); }
   void set_frame_ms(float ms) { frame_ms_ = ms; }
+  // The pace a window draws at: 60 frames a second, and 30 while the Lab's run trains (the
+  // trainer shares the CPU with a software rasteriser; the status bar says so while it holds).
+  static constexpr int kFps = 60, kLabTrainingFps = 30;
+  double frame_interval() const;
   // A PNG of the next finished frame (Ctrl+S, the Lab's PNG button); "" picks a name from the
   // chapter (onegpu-ID.png) or onegpu-lab.png.
   void request_png(std::string path = {});
@@ -82,6 +86,7 @@ class App {
   void draw_help();  // the key list (F1 or ?)
   void draw_toast(float center_x, double now);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
+  // Clears the whole frame (black when blanked, else `colour`).
   void clear_frame(int fb_w, int fb_h);
   void begin_ui(int fb_w, int fb_h, float dt);
   void after_frame(int fb_w, int fb_h, double now);  // the requests a frame left (open a trace, PNG)

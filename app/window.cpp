@@ -205,8 +205,9 @@ int run_window(const Options& o, int chapter_index) {
         break;
       }
       // At most 60 frames a second even where the display has no vertical sync (Xvfb, some
-      // drivers): the trainer shares these cores and needs them more than a 200th frame.
-      std::this_thread::sleep_until(f0 + std::chrono::microseconds(16667));
+      // drivers), 30 while the Lab's run trains (App::frame_interval): the trainer shares these
+      // cores and needs them more than a 200th frame.
+      std::this_thread::sleep_until(f0 + std::chrono::microseconds((long)(app.frame_interval() * 1e6)));
     }
   } catch (const render::Error& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());

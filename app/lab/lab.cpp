@@ -1,4 +1,5 @@
 #include "app/lab/lab.h"
+#include "app/lab/lab_timeline_layer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,7 @@ cli::TrainArgs lab_train_args(const std::vector<std::string>& flags) {
 }
 
 Lab::Lab(JobRunner& runner) : runner_(runner) { set_args(lab_train_args({})); }
+Lab::~Lab() = default;
 
 void Lab::set_args(const cli::TrainArgs& a) {
   edit_ = a;
@@ -125,6 +127,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   if (rs.generation() != seen_generation_) {
     // A new run: the views start over (fit, latest step, live playhead).
     seen_generation_ = rs.generation();
+    last_fit_ = 0, hold_step_ = -1;
     follow_ = true;
     pick_step_ = -1;
     replay_.go_live();
@@ -153,7 +156,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
 
   ImGui::SetNextWindowPos({0, 0});
   ImGui::SetNextWindowSize({side, avail_h});
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_side", nullptr, kPanel);
+  ImGui::PopStyleColor();
   config_panel(st, s, fonts);
   controls_panel(st, s, fonts);
   status_panel(rs, st, s, fonts);
@@ -164,7 +169,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
 
   ImGui::SetNextWindowPos({side, ranks_h});
   ImGui::SetNextWindowSize({W - side - bubbles_w, avail_h - ranks_h});
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_timeline", nullptr, kPanel | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::PopStyleColor();
   // The replay moves on with the frame's time (the views below read the cursor).
   if (shown(rs)) replay_.advance(ImGui::GetIO().DeltaTime, step_end());
   bottom_pane(rs, s, fonts);
@@ -172,7 +179,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
 
   ImGui::SetNextWindowPos({W - bubbles_w, ranks_h});
   ImGui::SetNextWindowSize({bubbles_w, avail_h - ranks_h});
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_bubbles", nullptr, kPanel);
+  ImGui::PopStyleColor();
   bubbles(rs, s, fonts);
   ImGui::End();
 

@@ -10,6 +10,7 @@
 // Everything it draws comes from the run state (app/live/run_state.h); the only way back to
 // the run is a command to the job runner.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "render/canvas.h"
 
 struct ImFont;
+using ImU32 = unsigned int;
 
 namespace onegpu::app {
 
@@ -30,6 +32,11 @@ struct LabFonts {
   ImFont* title = nullptr;
   ImFont* small = nullptr;
 };
+
+// The background the Lab's tiled panels draw: none. They cover the window around the ranks
+// view without overlapping, so App::frame_lab clears the frame to the style's (opaque) window
+// colour instead, which gives the same pixels without shading each of them again.
+inline constexpr ImU32 kLabPanelBg = 0;
 
 // Where the Lab's pieces sit in the window (pixels, top-left origin).
 struct LabLayout {
@@ -58,6 +65,7 @@ struct LabDrawn {
   std::vector<std::pair<float, float>> lane_y;  // each lane's top and bottom, window pixels
   float timeline_x0 = 0, timeline_x1 = 0;
   std::size_t rects = 0;  // rectangles the timeline drew (spans after merging)
+  int lanes_whole = 0, lanes_appended = 0;  // the retained lanes: drawn again whole / spans appended this frame
   bool bubble_shown = false;
   double bubble = 0, textbook = 0;
   glm::vec2 ranks_viewport{0};
@@ -79,9 +87,12 @@ struct LabDrawn {
 
 
 
+struct TimelineLayer;
+
 class Lab {
  public:
   explicit Lab(JobRunner& runner);
+  ~Lab();
 
   // The configuration in the panel (and what "Apply" builds). Not applied by itself.
   void set_args(const cli::TrainArgs& a);
@@ -120,6 +131,9 @@ class Lab {
   double playhead(const RunState& rs) const;
   bool wall_clock() const { return wall_clock_; }
   const LabDrawn& drawn() const { return drawn_; }
+  // The timeline's lanes kept in a retained layer between frames (lab_timeline_layer.h); off:
+  // drawn whole into the window every frame (the tests compare the two).
+  void set_retained(bool on) { retained_ = on; }
   const std::string& edit_error() const { return edit_error_; }
 
  private:
@@ -156,6 +170,10 @@ class Lab {
   // Timeline view: [view0_, view1_] seconds from the step's start; follow_ fits it to the step.
   double view0_ = 0, view1_ = 1;
   bool follow_ = true;
+  // Following a running step, the axis holds (the last step's length, or a quarter more than
+  // the step so far) while the step grows into it, instead of rescaling every frame.
+  double follow_hold_ = 0, last_fit_ = 0;
+  int hold_step_ = -1;
   bool wall_clock_ = false;
   int pick_step_ = -1;       // -1: the latest
   ReplayCursor replay_;      // the playhead: a click on the ruler or the scrubber sets it (live until then)
@@ -177,6 +195,8 @@ class Lab {
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for
   mutable StepIndex index_;
   LabDrawn drawn_;
+  bool retained_ = true;
+  std::unique_ptr<TimelineLayer> lanes_layer_;
 };
 
 }  // namespace onegpu::app

@@ -10,9 +10,12 @@
 #include <cstdio>
 
 #include <imgui.h>
+#include <imgui_impl_opengl3.h>
 
 #include "app/lab/lab.h"
 #include "app/lab/lab_explain.h"
+#include "app/lab/lab_timeline_layer.h"
+#include "render/gl.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
@@ -54,7 +57,195 @@ void legend(ImDrawList* dl, float s) {
   }
 }
 
+
+// What the lanes are drawn from (Lab::timeline fills it once a frame).
+struct Lanes {
+  const RunStep* rec;
+  const trainer::Plan* plan;
+  const StepIndex* index;
+  bool wall;
+  double view0, view1;
+  ImVec2 p0, avail;
+  float x0, x1, y0, y1, lane_h;
+  int lanes, world, dp, pp;
+  bool folded;
+  int sel_rank;
+  float s;
+  ImFont* small;
+  double span() const { return std::max(1e-12, view1 - view0); }
+  float X(double t) const { return (float)(x0 + (t - view0) / span() * (x1 - x0)); }
+  double begin_of(const OpSpan& o) const { return wall ? (double)(o.wbegin - rec->wall_begin) * 1e-9 : o.vbegin; }
+  double end_of(const OpSpan& o) const { return wall ? (double)(o.wend - rec->wall_begin) * 1e-9 : o.vend; }
+  float lane_y(int lane) const { return y0 + lane_h * (float)lane; }
+};
+
+// The ruler's tick step: a round one, about one tick per three label widths so times never touch.
+double ruler_step(const Lanes& L) {
+  const float label_px = L.small->CalcTextSizeA(L.small->FontSize, FLT_MAX, 0, "00.00 ms").x;
+  const double raw = L.span() * (double)(label_px * 1.6f) / std::max(1.0, (double)(L.x1 - L.x0));
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  return raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+}
+
+// The ruler's times and clock, on the row above the ticks (they touch nothing the lanes draw).
+void ruler_times(ImDrawList& dl, const Lanes& L) {
+  const double step = ruler_step(L);
+  for (double t = std::ceil(L.view0 / step) * step; t <= L.view1; t += step)
+    dl.AddText(L.small, L.small->FontSize, {L.X(t) + 3 * L.s, L.p0.y}, col(render::palette::text_faint), fmt_time(t).c_str());
+  dl.AddText(L.small, L.small->FontSize, {L.p0.x, L.p0.y}, col(render::palette::text_faint), L.wall ? "wall clock" : "virtual clock");
+}
+
+// The ruler's ticks, the lanes' names and stripes, and the spans, into `dl`. whole: from scratch (the
+// runs start empty); otherwise only the spans each lane gained since runs[r].next, each lane's
+// open run of merged narrow spans carried on (drawn again, wider, over itself: it is opaque).
+void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool whole, std::size_t& rects) {
+  const float s = L.s, x0 = L.x0, x1 = L.x1, y0 = L.y0, y1 = L.y1, lane_h = L.lane_h;
+  const ImVec2 p0 = L.p0;
+  ImFont* small = L.small;
+  const trainer::Plan& plan = *L.plan;
+  if (whole) {
+    // The ruler's ticks (its times are drawn by ruler_times, above the lanes' rows).
+    const double step = ruler_step(L);
+    for (double t = std::ceil(L.view0 / step) * step; t <= L.view1; t += step) {
+      const float x = L.X(t);
+      dl.AddLine({x, y0 - 5 * s}, {x, y1}, col(render::palette::text_faint, 0.25f));
+    }
+    // Lanes.
+    for (int l = 0; l < L.lanes; ++l) {
+      const float y = L.lane_y(l);
+      const int stage = L.folded ? l : plan.layout.coord(l).stage;
+      if (stage % 2 == 1) dl.AddRectFilled({x0, y}, {x1, y + lane_h}, col(render::palette::text, 0.025f));
+      if (lane_h >= small->FontSize * 0.9f) {
+        char name[32];
+        if (L.folded) std::snprintf(name, sizeof name, "stage %d", l + 1);
+        else std::snprintf(name, sizeof name, "GPU %d", l + 1);
+        dl.AddText(small, std::min(small->FontSize, lane_h * 0.95f), {p0.x + 4 * s, y + (lane_h - std::min(small->FontSize, lane_h)) * 0.5f},
+                   col(!L.folded && l == L.sel_rank ? render::palette::focus
+                       : stage % 2 ? render::palette::text_dim : render::palette::text_faint), name);
+      }
+      if (!L.folded && L.dp > 1 && l % L.dp == 0 && l > 0)
+        dl.AddLine({p0.x, y}, {x1, y}, col(render::palette::text_faint, 0.5f));
+    }
+  }
+
+  const float pad = std::max(0.5f, lane_h * 0.12f);
+  const RunStep& rec = *L.rec;
+  if (!L.folded) {
+    for (int r = 0; r < L.world; ++r) {
+      const float ya = L.lane_y(r) + pad, yb = L.lane_y(r) + lane_h - pad;
+      // Spans thinner than a pixel merge into one run while they touch, and so do narrow
+      // spans of one colour back to back: a software renderer pays per rectangle, and at this
+      // zoom their edges are not readable anyway (zoom in and they come apart).
+      // In dense lanes narrow spans of any colour merge too; the run takes the colour that
+      // covers most of it.
+      constexpr float kNarrow = 6.0f;
+      const float mixed = lane_h < 14.0f ? 3.0f : 1.0f;
+      LaneRun& run = runs[(std::size_t)r];
+      auto add_cover = [&](glm::vec4 c, float w) {
+        for (int k = 0; k < run.covers; ++k)
+          if (run.cover[(std::size_t)k].first == c) {
+            run.cover[(std::size_t)k].second += w;
+            if (run.cover[(std::size_t)k].second > run.best_w) run.best_w = run.cover[(std::size_t)k].second, run.c = c;
+            return;
+          }
+        if (run.covers < 4) run.cover[(std::size_t)run.covers++] = {c, w};
+        if (w > run.best_w) run.best_w = w, run.c = c;
+      };
+      // Draws the open run; `close` ends it (a later span starts a new one).
+      auto flush = [&](bool close) {
+        if (run.b > run.a) {
+          dl.AddRectFilled({run.a, ya}, {std::max(run.b, run.a + 1.0f), yb}, col(run.c));
+          if (!run.counted) ++rects;
+          run.counted = true;
+        }
+        if (!close) return;
+        run.b = -1e9f;
+        run.covers = 0;
+        run.best_w = 0;
+        run.counted = false;
+      };
+      const auto& mine = L.index->by_rank[(std::size_t)r];
+      for (; run.next < mine.size(); ++run.next) {
+        const OpSpan& o = rec.ops[mine[run.next]];
+        const double b = L.begin_of(o), e = L.end_of(o);
+        if (e < L.view0 || b > L.view1) continue;
+        const float xa = std::max(L.X(b), x0 - 2), xb = std::min(L.X(e), x1 + 2);
+        const glm::vec4 c = kind_colour(o.kind);
+        const bool touching = xa <= run.b + 1.0f;
+        if (touching && (xb - xa < mixed || (xb - xa < kNarrow && c == run.c))) {
+          run.b = std::max(run.b, xb);
+          add_cover(c, xb - xa);
+          continue;
+        }
+        flush(true);
+        if (xb - xa < kNarrow) {
+          run.a = xa;
+          run.b = xb;
+          add_cover(c, xb - xa);
+          continue;
+        }
+        // Rounded corners only where they show (a rounded rectangle costs many triangles).
+        dl.AddRectFilled({xa, ya}, {xb, yb}, col(c), lane_h > 10 && xb - xa > 16.0f ? 2.0f * s : 0.0f);
+        ++rects;
+        // Its name inside, where it fits (a learner reads "F 3", "B 2", "update").
+        if (lane_h >= small->FontSize * 1.2f && xb - xa > small->FontSize * 2.5f && o.id < plan.ops.size()) {
+          const std::string name = op_short(plan.op(o.id), plan.config.microbatches);
+          const float tw = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, name.c_str()).x;
+          if (tw + 6 * s < xb - xa)
+            dl.AddText(small, small->FontSize, {xa + 3 * s, (ya + yb - small->FontSize) * 0.5f},
+                       col(render::palette::background, 0.85f), name.c_str());
+        }
+      }
+      flush(false);
+    }
+    return;
+  }
+  // Folded: per stage, the share of its ranks computing in each pixel column (always whole).
+  const int cols = std::max(1, (int)(x1 - x0));
+  std::vector<float> fwd((std::size_t)cols), bwd((std::size_t)cols), comm((std::size_t)cols);
+  for (int st = 0; st < L.pp; ++st) {
+    std::fill(fwd.begin(), fwd.end(), 0.f);
+    std::fill(bwd.begin(), bwd.end(), 0.f);
+    std::fill(comm.begin(), comm.end(), 0.f);
+    int members = 0;
+    for (int r = 0; r < L.world; ++r) {
+      if (plan.layout.coord(r).stage != st) continue;
+      ++members;
+      for (std::uint32_t i : L.index->by_rank[(std::size_t)r]) {
+        const OpSpan& o = rec.ops[i];
+        const double b = L.begin_of(o), e = L.end_of(o);
+        if (e < L.view0 || b > L.view1) continue;
+        const float xa = L.X(b) - x0, xb = L.X(e) - x0;
+        auto& acc = !is_compute(o.kind) ? comm : o.kind == EventKind::Forward ? fwd : bwd;
+        for (int c = std::max(0, (int)xa); c <= std::min(cols - 1, (int)xb); ++c)
+          acc[(std::size_t)c] += std::min<float>(xb, (float)c + 1) - std::max<float>(xa, (float)c);
+      }
+    }
+    if (members == 0) continue;
+    // Compute from the floor up, communication above it (dimmer): the rest is idle.
+    const float yb = L.lane_y(st) + lane_h - pad, full = lane_h - 2 * pad;
+    for (int c = 0; c < cols; ++c) {
+      const float f = fwd[(std::size_t)c] / members, b = bwd[(std::size_t)c] / members;
+      const float k = std::min(1.0f, f + b), m = std::min(1.0f - k, comm[(std::size_t)c] / members);
+      if (k > 0.002f) {
+        dl.AddRectFilled({x0 + c, yb - k * full}, {x0 + c + 1, yb},
+                         col(f >= b ? kind_colour(EventKind::Forward) : kind_colour(EventKind::Backward)));
+        ++rects;
+      }
+      if (m > 0.002f) {
+        dl.AddRectFilled({x0 + c, yb - (k + m) * full}, {x0 + c + 1, yb - k * full}, col(kind_colour(EventKind::AllToAll), 0.45f));
+        ++rects;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void TimelineLayer::copy(const ImDrawList*, const ImDrawCmd* cmd) {
+  const TimelineLayer& tl = *static_cast<const TimelineLayer*>(cmd->UserCallbackData);
+  tl.target.copy(tl.rect());
+}
 
 glm::vec4 kind_colour(EventKind k) {
   using namespace render::palette;
@@ -102,7 +293,7 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::SameLine();
   if (ImGui::SmallButton("latest")) { pick_step_ = -1; follow_ = true; replay_.go_live(); }
   ImGui::SameLine();
-  if (ImGui::Checkbox("wall clock", &wall_clock_)) { follow_ = true; replay_.go_live(); }
+  if (ImGui::Checkbox("wall clock", &wall_clock_)) { follow_ = true; replay_.go_live(); last_fit_ = 0, hold_step_ = -1; }
   ImGui::SameLine();
   if (ImGui::SmallButton("fit")) { follow_ = true; replay_.go_live(); }
   legend(dl, s);
@@ -135,7 +326,17 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   const double end = std::max(1e-9, wall_clock_ ? index_.end_wall : index_.end_virtual);
   if (follow_) {
     view0_ = 0;
-    view1_ = end * 1.02;
+    const double fit = end * 1.02;
+    if (rec->complete) {
+      view1_ = fit;
+      last_fit_ = fit;
+    } else {
+      // A running step: the axis holds while the step grows into it (a steady picture, and the
+      // retained lanes only gain spans), and grows by a quarter when the step outgrows it.
+      if (hold_step_ != rec->step || follow_hold_ < fit) follow_hold_ = std::max(fit * 1.25, hold_step_ != rec->step ? last_fit_ : 0.0);
+      hold_step_ = rec->step;
+      view1_ = follow_hold_;
+    }
   }
   const double span = std::max(1e-12, view1_ - view0_);
   auto X = [&](double t) { return (float)(x0 + (t - view0_) / span * (x1 - x0)); };
@@ -172,113 +373,82 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     replay_.seek(std::max(0.0, T(io.MousePos.x)));
   }
 
-  dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
-  // Ruler: ticks at a round step.
-  {
-    // About one tick per three label widths, so the times never run into each other.
-    const float label_px = fonts.small->CalcTextSizeA(fonts.small->FontSize, FLT_MAX, 0, "00.00 ms").x;
-    const double raw = span * (double)(label_px * 1.6f) / std::max(1.0, (double)(x1 - x0));
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-    for (double t = std::ceil(view0_ / step) * step; t <= view1_; t += step) {
-      const float x = X(t);
-      dl->AddLine({x, y0 - 5 * s}, {x, y1}, col(render::palette::text_faint, 0.25f));
-      dl->AddText(fonts.small, fonts.small->FontSize, {x + 3 * s, p0.y}, col(render::palette::text_faint),
-                  fmt_time(t).c_str());
-    }
-    dl->AddText(fonts.small, fonts.small->FontSize, {p0.x, p0.y}, col(render::palette::text_faint),
-                wall_clock_ ? "wall clock" : "virtual clock");
-  }
-
-  // Lanes.
+  // The ruler, the lanes and their spans: kept in the retained layer and copied in (drawn again
+  // whole when what they show changed, the new spans appended while the step grows), or drawn
+  // straight into the window when retention is off.
   auto lane_y = [&](int lane) { return y0 + lane_h * (float)lane; };
-  for (int l = 0; l < lanes; ++l) {
-    const float y = lane_y(l);
-    const int stage = folded ? l : plan.layout.coord(l).stage;
-    if (stage % 2 == 1) dl->AddRectFilled({x0, y}, {x1, y + lane_h}, col(render::palette::text, 0.025f));
-    if (lane_h >= fonts.small->FontSize * 0.9f) {
-      char name[32];
-      if (folded) std::snprintf(name, sizeof name, "stage %d", l + 1);
-      else std::snprintf(name, sizeof name, "GPU %d", l + 1);
-      dl->AddText(fonts.small, std::min(fonts.small->FontSize, lane_h * 0.95f), {p0.x + 4 * s, y + (lane_h - std::min(fonts.small->FontSize, lane_h)) * 0.5f},
-                  col(!folded && l == sel_rank_ ? render::palette::focus
-                      : stage % 2 ? render::palette::text_dim : render::palette::text_faint), name);
+  Lanes L{rec, &plan, &index_, wall_clock_, view0_, view1_, p0, avail, x0, x1, y0, y1, lane_h, lanes, world, dp, pp,
+          folded, sel_rank_, s, fonts.small};
+  std::size_t rects = 0;
+  drawn_.lanes_whole = drawn_.lanes_appended = 0;
+  if (retained_) {
+    if (!lanes_layer_) lanes_layer_ = std::make_unique<TimelineLayer>();
+    TimelineLayer& tl = *lanes_layer_;
+    // The layer covers the pixels of the lanes' clip rectangle (the scissor's whole pixels) from
+    // a pixel above the ticks down: the heading and the ruler's times stay in the window, so
+    // nothing drawn before the copy reaches into it and what is drawn after blends as before.
+    const int lx = (int)p0.x, ly = std::max((int)p0.y, (int)std::floor(y0 - 5 * s) - 1);
+    const int lw = (int)(p0.x + avail.x) - lx, lh = (int)(p0.y + avail.y) - ly;
+    LanesKey key{rs.generation(), rec->step, wall_clock_, view0_, view1_, lx, ly, lw, lh, x0, x1, y0, y1,
+                 folded ? -1 : sel_rank_, lanes, fonts.small, fonts.small->FontSize, s, folded ? rec->ops.size() : 0};
+    const ImGuiIO& io = ImGui::GetIO();
+    const int fw = (int)(io.DisplaySize.x * io.DisplayFramebufferScale.x), fh = (int)(io.DisplaySize.y * io.DisplayFramebufferScale.y);
+    tl.frame_h = fh;
+    bool whole = tl.target.resize(fw, fh) || !tl.valid || !(key == tl.key);
+    if (!whole && !folded)
+      for (int r = 0; r < world && !whole; ++r) whole = tl.runs[(std::size_t)r].next > index_.by_rank[(std::size_t)r].size();
+    bool grown = whole;
+    if (!whole && !folded)
+      for (int r = 0; r < world && !grown; ++r) grown = tl.runs[(std::size_t)r].next < index_.by_rank[(std::size_t)r].size();
+    if (grown) {
+      if (!tl.list) tl.list = std::make_unique<ImDrawList>(ImGui::GetDrawListSharedData());
+      ImDrawList& ld = *tl.list;
+      ld._ResetForNewFrame();
+      ld.Flags = dl->Flags;  // the window's anti-aliasing, so the pixels match a direct draw
+      ld.PushTextureID(ImGui::GetIO().Fonts->TexID);
+      ld.PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y});
+      if (whole) {
+        tl.runs.assign((std::size_t)world, LaneRun{});
+        tl.rects = 0;
+      }
+      draw_lanes(ld, L, tl.runs, whole, tl.rects);
+      ld.PopClipRect();
+      ld._PopUnusedDrawCmd();
+      tl.key = key;
+      tl.target.begin();
+      if (whole) {
+        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];  // what the window's pixels are (kLabPanelBg)
+        tl.target.clear({bg.x, bg.y, bg.z, bg.w}, tl.rect());
+      }
+      ImDrawList* one[] = {&ld};
+      ImDrawData dd;
+      dd.Valid = true;
+      dd.CmdLists = one;
+      dd.CmdListsCount = 1;
+      dd.TotalVtxCount = ld.VtxBuffer.Size;
+      dd.TotalIdxCount = ld.IdxBuffer.Size;
+      dd.DisplayPos = {0.0f, 0.0f};  // the frame's own transform (render/retained_layer.h)
+      dd.DisplaySize = io.DisplaySize;
+      dd.FramebufferScale = io.DisplayFramebufferScale;
+      ImGui_ImplOpenGL3_RenderDrawData(&dd);
+      tl.target.end();
+      tl.valid = true;
+      (whole ? drawn_.lanes_whole : drawn_.lanes_appended) = 1;
     }
-    if (!folded && dp > 1 && l % dp == 0 && l > 0)
-      dl->AddLine({p0.x, y}, {x1, y}, col(render::palette::text_faint, 0.5f));
+    dl->AddCallback(&TimelineLayer::copy, &tl);
+    rects = tl.rects;
+  } else {
+    std::vector<LaneRun> runs((std::size_t)world);
+    dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
+    draw_lanes(*dl, L, runs, true, rects);
+    dl->PopClipRect();
   }
 
-  const float pad = std::max(0.5f, lane_h * 0.12f);
-  std::size_t rects = 0;
+  dl->PushClipRect({p0.x, p0.y}, {p0.x + avail.x, p0.y + avail.y}, true);
+  ruler_times(*dl, L);
   if (!folded) {
-    for (int r = 0; r < world; ++r) {
-      const float ya = lane_y(r) + pad, yb = lane_y(r) + lane_h - pad;
-      // Spans thinner than a pixel merge into one run while they touch, and so do narrow
-      // spans of one colour back to back: a software renderer pays per rectangle, and at this
-      // zoom their edges are not readable anyway (zoom in and they come apart).
-      // In dense lanes narrow spans of any colour merge too; the run takes the colour that
-      // covers most of it.
-      constexpr float kNarrow = 6.0f;
-      const float mixed = lane_h < 14.0f ? 3.0f : 1.0f;
-      float run_a = 0, run_b = -1e9f;
-      glm::vec4 run_c{};
-      float best_w = 0;
-      std::array<std::pair<glm::vec4, float>, 4> cover{};  // colours in the run and their widths
-      int covers = 0;
-      auto add_cover = [&](glm::vec4 c, float w) {
-        for (int k = 0; k < covers; ++k)
-          if (cover[(std::size_t)k].first == c) {
-            cover[(std::size_t)k].second += w;
-            if (cover[(std::size_t)k].second > best_w) best_w = cover[(std::size_t)k].second, run_c = c;
-            return;
-          }
-        if (covers < 4) cover[(std::size_t)covers++] = {c, w};
-        if (w > best_w) best_w = w, run_c = c;
-      };
-      auto flush = [&] {
-        if (run_b > run_a) {
-          dl->AddRectFilled({run_a, ya}, {std::max(run_b, run_a + 1.0f), yb}, col(run_c));
-          ++rects;
-        }
-        run_b = -1e9f;
-        covers = 0;
-        best_w = 0;
-      };
-      for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
-        const OpSpan& o = rec->ops[i];
-        const double b = begin_of(o), e = end_of(o);
-        if (e < view0_ || b > view1_) continue;
-        const float xa = std::max(X(b), x0 - 2), xb = std::min(X(e), x1 + 2);
-        const glm::vec4 c = kind_colour(o.kind);
-        const bool touching = xa <= run_b + 1.0f;
-        if (touching && (xb - xa < mixed || (xb - xa < kNarrow && c == run_c))) {
-          run_b = std::max(run_b, xb);
-          add_cover(c, xb - xa);
-          continue;
-        }
-        flush();
-        if (xb - xa < kNarrow) {
-          run_a = xa;
-          run_b = xb;
-          add_cover(c, xb - xa);
-          continue;
-        }
-        // Rounded corners only where they show (a rounded rectangle costs many triangles).
-        dl->AddRectFilled({xa, ya}, {xb, yb}, col(c), lane_h > 10 && xb - xa > 16.0f ? 2.0f * s : 0.0f);
-        ++rects;
-        // Its name inside, where it fits (a learner reads "F 3", "B 2", "update").
-        if (lane_h >= fonts.small->FontSize * 1.2f && xb - xa > fonts.small->FontSize * 2.5f && o.id < plan.ops.size()) {
-          const std::string name = op_short(plan.op(o.id), plan.config.microbatches);
-          const float tw = fonts.small->CalcTextSizeA(fonts.small->FontSize, FLT_MAX, 0, name.c_str()).x;
-          if (tw + 6 * s < xb - xa)
-            dl->AddText(fonts.small, fonts.small->FontSize, {xa + 3 * s, (ya + yb - fonts.small->FontSize) * 0.5f},
-                        col(render::palette::background, 0.85f), name.c_str());
-        }
-      }
-      flush();
-    }
-    // Hand-overs: an arrow from each send to its receive.
-    // Hand-overs as arrows while they can be told apart: a few hundred in view at most.
+    // Hand-overs as arrows from each send to its receive, while they can be told apart: a few
+    // hundred in view at most.
     int in_view = 0;
     for (const OpSpan& o : rec->ops)
       if (o.kind == EventKind::Send && end_of(o) >= view0_ && begin_of(o) <= view1_) ++in_view;
@@ -299,45 +469,6 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
         const float d = by > ay ? -1.0f : 1.0f;
         dl->AddTriangleFilled({bx, by}, {bx - 4 * s, by + d * 5 * s}, {bx + 4 * s, by + d * 5 * s}, c);
         ++arrows;
-      }
-    }
-  } else {
-    // Folded: per stage, the share of its ranks computing in each pixel column.
-    const int cols = std::max(1, (int)(x1 - x0));
-    std::vector<float> fwd((std::size_t)cols), bwd((std::size_t)cols), comm((std::size_t)cols);
-    for (int st = 0; st < pp; ++st) {
-      std::fill(fwd.begin(), fwd.end(), 0.f);
-      std::fill(bwd.begin(), bwd.end(), 0.f);
-      std::fill(comm.begin(), comm.end(), 0.f);
-      int members = 0;
-      for (int r = 0; r < world; ++r) {
-        if (plan.layout.coord(r).stage != st) continue;
-        ++members;
-        for (std::uint32_t i : index_.by_rank[(std::size_t)r]) {
-          const OpSpan& o = rec->ops[i];
-          const double b = begin_of(o), e = end_of(o);
-          if (e < view0_ || b > view1_) continue;
-          const float xa = X(b) - x0, xb = X(e) - x0;
-          auto& acc = !is_compute(o.kind) ? comm : o.kind == EventKind::Forward ? fwd : bwd;
-          for (int c = std::max(0, (int)xa); c <= std::min(cols - 1, (int)xb); ++c)
-            acc[(std::size_t)c] += std::min<float>(xb, (float)c + 1) - std::max<float>(xa, (float)c);
-        }
-      }
-      if (members == 0) continue;
-      // Compute from the floor up, communication above it (dimmer): the rest is idle.
-      const float yb = lane_y(st) + lane_h - pad, full = lane_h - 2 * pad;
-      for (int c = 0; c < cols; ++c) {
-        const float f = fwd[(std::size_t)c] / members, b = bwd[(std::size_t)c] / members;
-        const float k = std::min(1.0f, f + b), m = std::min(1.0f - k, comm[(std::size_t)c] / members);
-        if (k > 0.002f) {
-          dl->AddRectFilled({x0 + c, yb - k * full}, {x0 + c + 1, yb},
-                            col(f >= b ? kind_colour(EventKind::Forward) : kind_colour(EventKind::Backward)));
-          ++rects;
-        }
-        if (m > 0.002f) {
-          dl->AddRectFilled({x0 + c, yb - (k + m) * full}, {x0 + c + 1, yb - k * full}, col(kind_colour(EventKind::AllToAll), 0.45f));
-          ++rects;
-        }
       }
     }
   }
