@@ -17,6 +17,7 @@
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
 #include "trainer/ops/cpu_backend.h"
+#include "trainer/parallel/weight_cache.h"
 
 namespace onegpu::trainer {
 
@@ -26,7 +27,8 @@ namespace onegpu::trainer {
 //   Rank state        ParallelTrainer::Impl: what each rank holds, what a step carries
 //   Building          the constructor: plans, the whole model once, every rank's shard
 //   ZeRO-1            which pieces of the optimizer state each rank keeps; the gradient norm
-//   Replicas          one copy of the weights and optimizer state per expert group
+//   Replicas          one copy of the weights and optimizer state per expert group; one
+//                     fp32 copy of its weights a step (weight_cache.h)
 //   Rank helpers      a rank's microbatches, events and probes, routes
 //   Ops of a rank     the runner: forward, backward (B and W), send, receive, update
 //   Collectives       all-reduce, broadcast, reduce-scatter, all-gather, all-to-all (phases)
@@ -220,6 +222,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       };
       for_ranks(world, build);
     }
+    attach_weight_caches();
     lap("shards");
     const int workers = opt.workers;
     EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
@@ -348,6 +351,23 @@ struct ParallelTrainer::Impl final : OpRunner {
       P.adam_v = Buffer<float>::shared(t, MemCategory::Optimizer, Q.adam_v.data(), n);
     }
     shared_state = true;
+  }
+
+  // The members of an expert group read one fp32 copy of their weights (and of the transposes
+  // backward reads) a step instead of widening in every op: WeightCache, made again from the
+  // first read after begin() invalidates it. Device backends widen on the device.
+  std::vector<std::unique_ptr<WeightCache>> weight_caches;  // by replica owner
+  void attach_weight_caches() {
+    weight_caches.resize(ranks.size());
+    for (int r = 0; r < (int)ranks.size(); ++r) {
+      Rank& R = rank(r);
+      auto* cpu = dynamic_cast<CpuBackend*>(R.backend.get());
+      if (!cpu) continue;
+      std::unique_ptr<WeightCache>& c = weight_caches[(std::size_t)replica_owner(r)];
+      if (!c) c = std::make_unique<WeightCache>();
+      R.model->set_wide_weights(c.get());
+      cpu->set_transposes(c.get());
+    }
   }
 
   // [SECTION] Rank helpers: a rank's microbatches, events and probes, routes
@@ -978,6 +998,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     sc = LossScales{1.f / (float)std::max(1, global_targets), 1.f / (float)M_total};
     ce.assign((std::size_t)M_total, 0.0);
     aux.assign((std::size_t)(M_total * rc.chunks()), 0.0);
+    for (auto& c : weight_caches)
+      if (c) c->invalidate();  // the update (or a load) changed the weights
     for (Rank& R : ranks) {
       R.tracker->reset_peaks();
       R.model->params().zero_grads();
