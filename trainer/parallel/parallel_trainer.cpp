@@ -209,7 +209,9 @@ struct ParallelTrainer::Impl final : OpRunner {
         // others receive them in the first step); ZeRO-1 takes every rank's optimizer pieces
         // from the initial master weights, so it copies them all and keeps its pieces.
         ParamStore P(mc, *R.tracker, sh);
+        const bool own_arrays = !shares_replicas() || replica_owner(r) == r;  // else the owner's (Replicas)
         for (const auto& t : P.tensors()) {
+          if (!own_arrays) break;
           const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
           const bool has = !opt.broadcast_first_step || root;
           if (!has && !zero1()) continue;
@@ -222,6 +224,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       };
       for_ranks(world, build);
     }
+    share_replica_state();
     attach_weight_caches();
     lap("shards");
     const int workers = opt.workers;
@@ -320,18 +323,23 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   // [SECTION] Replicas: one copy of the state that every member of an expert group holds
   // The members of an expert group (same stage, same expert slice: dp / ep ranks) hold the
-  // same shard, and once the first update is done they hold bitwise the same weights, master
-  // weights and Adam moments for good: every member's gradients are the group's all-reduced
-  // sum (the dense ones over a larger group, but the same sum on every member), and AdamW on
-  // the same numbers gives the same numbers. So from the first update on the members share the
-  // first member's arrays and only that member runs the update: 1 / (dp / ep) of the memory
-  // and of the update's work. Each member's tracker is still charged the full arrays
-  // (Buffer::shared), which is what a real device holds. Gradients stay per rank (each
-  // backward writes its own until the all-reduce). ZeRO-1 keeps its own pieces instead.
+  // same shard, and from the first read of their weights on they hold bitwise the same
+  // weights, master weights and Adam moments for good: the first step's broadcasts give every
+  // member its root's values before any member reads them, every member's gradients are the
+  // group's all-reduced sum (the dense ones over a larger group, but the same sum on every
+  // member), and AdamW on the same numbers gives the same numbers. So from set-up on the
+  // members share the first member's arrays (the first member of a group is the root of its
+  // experts, and of the dense weights for the group of slice 0): a broadcast writes only
+  // arrays a rank owns, and only the first member runs the update: 1 / (dp / ep) of the
+  // memory, of the first step's copies and of the update's work. Each member's tracker is
+  // still charged the full arrays (Buffer::shared), which is what a real device holds.
+  // Gradients stay per rank (each backward writes its own until the all-reduce). ZeRO-1
+  // keeps its own pieces instead.
   bool shared_state = false;
   int replica_owner(int r) const { return layout().expert_group(r).front(); }
+  bool shares_replicas() const { return !zero1() && rc.dp / rc.ep >= 2; }
   void share_replica_state() {
-    if (shared_state || zero1() || rc.dp / rc.ep < 2) return;
+    if (shared_state || !shares_replicas()) return;
     for (int r = 0; r < (int)ranks.size(); ++r) {
       const int o = replica_owner(r);
       if (o == r) continue;
@@ -746,6 +754,11 @@ struct ParallelTrainer::Impl final : OpRunner {
       const auto dst = ranges(P, col.group, first.chunk, first.layer_begin, first.layer_end);
       for (std::size_t k = 0; k < src.size(); ++k) {
         const std::int64_t n = src[k].second;
+        if (!P.weights.owns()) {  // the owner's arrays (Replicas), a member of this collective: only charged
+          R.tracker->charge((std::size_t)n * sizeof(float), MemCategory::Communication);
+          R.tracker->uncharge((std::size_t)n * sizeof(float), MemCategory::Communication);
+          continue;
+        }
         if (!zero1()) {  // ZeRO-1: each member's master piece is already its own; only bf16 travels
           Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
           std::memcpy(in.data(), root.model->params().master.data() + src[k].first, (std::size_t)n * sizeof(float));
@@ -1040,7 +1053,6 @@ struct ParallelTrainer::Impl final : OpRunner {
     const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
-    share_replica_state();  // from the first update on (members are bitwise equal here)
     const bool sharing = shared_state;
     for_ranks((int)ranks.size(), [&](int r) {
       Rank& R = ranks[(std::size_t)r];
@@ -1150,6 +1162,7 @@ std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which
   for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
   std::vector<float> out((std::size_t)n, 0.f);
+  std::set<std::int64_t> taken;  // full offsets of tensors copied
   for (const auto& R : ranks) {
     const ParamStore& P = R.model->params();
     if (zero1) {  // each weight's state sits in one rank's piece
@@ -1160,8 +1173,11 @@ std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which
         });
       continue;
     }
+    // Each tensor from the first rank holding it: its root, whose values are the model's even
+    // before the first step's broadcasts reach the other copies (after them all agree).
     const float* src = which == StateArray::Master ? P.master.data() : which == StateArray::AdamM ? P.adam_m.data() : P.adam_v.data();
-    for (const auto& t : P.tensors()) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
+    for (const auto& t : P.tensors())
+      if (taken.insert(t.full_offset).second) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
   }
   return out;
 }
