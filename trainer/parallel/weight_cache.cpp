@@ -14,36 +14,35 @@ WeightCache::Array WeightCache::floats(std::int64_t n) {
 
 const float* WeightCache::wide(const bf16* src, std::int64_t offset, std::int64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
-  Copy& c = wide_[{offset, n}];
-  if (c.made != generation_) {
-    if (!c.data) {
-      c.data = floats(n);
-      c.n = n;
-    }
-    float* d = c.data.get();
-    for (std::int64_t i = 0; i < n; ++i) d[i] = bf16_to_float(src[i]);
-    c.made = generation_;
+  Copy* c = nullptr;
+  for (Copy& w : wide_)
+    if (w.offset == offset && w.n == n) c = &w;
+  if (!c) {
+    wide_.push_back(Copy{offset, n, floats(n), 0});
+    c = &wide_.back();
   }
-  return c.data.get();
+  if (c->made != generation_) {
+    float* d = c->data.get();
+    for (std::int64_t i = 0; i < n; ++i) d[i] = bf16_to_float(src[i]);
+    c->made = generation_;
+  }
+  return c->data.get();
 }
 
 const float* WeightCache::transposed(const float* b, int N, int K) {
-  const std::int64_t n = (std::int64_t)N * K;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = transposed_.find({b, N, K});
-  if (it != transposed_.end() && it->second.made == generation_) return it->second.data.get();
+  auto it = transposed_.find(b);
+  if (it != transposed_.end() && it->second.made == generation_ && it->second.offset == N && it->second.n == K)
+    return it->second.data.get();
+  const std::int64_t n = (std::int64_t)N * K;
   bool inside = false;  // b must lie in a copy of this step
-  for (const auto& [key, c] : wide_)
-    if (c.made == generation_ && b >= c.data.get() && b + n <= c.data.get() + c.n) {
-      inside = true;
-      break;
-    }
+  for (const Copy& w : wide_)
+    if (w.made == generation_ && b >= w.data.get() && b + n <= w.data.get() + w.n) inside = true;
   if (!inside) return nullptr;
-  Copy& t = transposed_[{b, N, K}];
-  if (!t.data) {
-    t.data = floats(n);
-    t.n = n;
-  }
+  Copy& t = transposed_[b];
+  if (!t.data || t.offset * t.n != n) t.data = floats(n);
+  t.offset = N;
+  t.n = K;
   float* d = t.data.get();
   for (int r = 0; r < N; ++r)
     for (int k = 0; k < K; ++k) d[(std::int64_t)k * N + r] = b[(std::int64_t)r * K + k];
@@ -59,8 +58,8 @@ void WeightCache::invalidate() {
 std::size_t WeightCache::bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::size_t s = 0;
-  for (const auto& [k, c] : wide_) s += (std::size_t)c.n * sizeof(float);
-  for (const auto& [k, c] : transposed_) s += (std::size_t)c.n * sizeof(float);
+  for (const Copy& c : wide_) s += (std::size_t)c.n * sizeof(float);
+  for (const auto& [b, c] : transposed_) s += (std::size_t)(c.offset * c.n) * sizeof(float);
   return s;
 }
 

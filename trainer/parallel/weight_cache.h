@@ -16,10 +16,10 @@
 // (CpuBackend::matmul), so the memory figures do not change. bytes() says what it costs.
 #include <cstdint>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "trainer/model/model.h"
 #include "trainer/ops/cpu_backend.h"
@@ -41,14 +41,14 @@ class WeightCache final : public WideWeights, public Transposes {
   using Array = std::unique_ptr<float[], Free>;
   static Array floats(std::int64_t n);
   struct Copy {
+    std::int64_t offset = 0, n = 0;  // wide: the range of the store; transposed: N and K
     Array data;
-    std::int64_t n = 0;
-    std::uint64_t made = 0;  // generation it was made in
+    std::uint64_t made = 0;  // the generation it was made in
   };
   mutable std::mutex mu_;
   std::uint64_t generation_ = 1;
-  std::map<std::pair<std::int64_t, std::int64_t>, Copy> wide_;          // (offset, n)
-  std::map<std::tuple<const float*, int, int>, Copy> transposed_;       // (b, N, K)
+  std::vector<Copy> wide_;                             // a few ranges a shard: searched in order
+  std::unordered_map<const float*, Copy> transposed_;  // by the operand's address
 };
 
 }  // namespace onegpu::trainer
