@@ -1,6 +1,7 @@
 #include "trainer/memory/tracker.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -193,6 +194,21 @@ std::int64_t MemoryTracker::peak(MemCategory c) const {
 void MemoryTracker::reset_peaks() {
   std::lock_guard<std::mutex> lk(mu_);
   s_.peak = s_.current;
+}
+
+void populate_pages(void* p, std::size_t bytes) {
+  if (!p || bytes == 0) return;
+  const auto page = (std::uintptr_t)::sysconf(_SC_PAGESIZE);
+  const std::uintptr_t a = (std::uintptr_t)p / page * page, b = ((std::uintptr_t)p + bytes + page - 1) / page * page;
+#ifdef MADV_POPULATE_WRITE
+  if (::madvise((void*)a, b - a, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  // Older kernels: touch each page (a read-modify-write of one byte leaves the contents as
+  // they were; other threads do not use these arrays yet).
+  for (std::uintptr_t q = std::max(a, (std::uintptr_t)p); q < (std::uintptr_t)p + bytes; q += page) {
+    volatile char* c = (volatile char*)q;
+    *c = *c;
+  }
 }
 
 }  // namespace onegpu::trainer

@@ -145,4 +145,9 @@ class Buffer {
   bool owns_ = true;
 };
 
+// Has the kernel hand out the host pages under [p, p + bytes) now (written as zero where they
+// were fresh), so that the first writes later do not fault page by page: for arrays that
+// will all be written anyway, made before the work that is timed. Host memory only.
+void populate_pages(void* p, std::size_t bytes);
+
 }  // namespace onegpu::trainer

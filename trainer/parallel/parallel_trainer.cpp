@@ -226,6 +226,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
     share_replica_state();
     attach_weight_caches();
+    for_ranks(world, [&](int r) { populate_arrays(r); });
     lap("shards");
     const int workers = opt.workers;
     EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
@@ -376,6 +377,19 @@ struct ParallelTrainer::Impl final : OpRunner {
       R.model->set_wide_weights(c.get());
       cpu->set_transposes(c.get());
     }
+  }
+
+  // The arrays every step writes (gradients; the weights and optimizer state a rank updates)
+  // are fresh zero pages until written: they are handed out now, at set-up, rather than
+  // faulted in one page at a time by the first step (512 ranks: about 1 GB).
+  void populate_arrays(int r) {
+    Rank& R = rank(r);
+    if (R.tracker->on_device()) return;
+    ParamStore& P = R.model->params();
+    populate_pages(P.grads.data(), P.grads.size() * sizeof(float));
+    if (P.weights.owns()) populate_pages(P.weights.data(), P.weights.size() * sizeof(bf16));
+    for (Buffer<float>* b : {&P.master, &P.adam_m, &P.adam_v, &R.master, &R.adam_m, &R.adam_v})
+      if (b->owns()) populate_pages(b->data(), b->size() * sizeof(float));
   }
 
   // [SECTION] Rank helpers: a rank's microbatches, events and probes, routes
