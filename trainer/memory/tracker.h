@@ -145,6 +145,26 @@ class Buffer {
   bool owns_ = true;
 };
 
+// Bytes charged to a tracker for as long as this lives, with no block behind them: what a device
+// would hold for a buffer the host side does without (a receive buffer whose data the
+// simulation copies straight to where the receiver keeps it). Move-only.
+class Charge {
+ public:
+  Charge(MemoryTracker& t, MemCategory c, std::size_t bytes) : t_(&t), c_(c), bytes_(bytes) { t.charge(bytes, c); }
+  Charge(Charge&& o) noexcept : t_(o.t_), c_(o.c_), bytes_(o.bytes_) { o.t_ = nullptr; }
+  Charge(const Charge&) = delete;
+  Charge& operator=(const Charge&) = delete;
+  Charge& operator=(Charge&&) = delete;
+  ~Charge() {
+    if (t_) t_->uncharge(bytes_, c_);
+  }
+
+ private:
+  MemoryTracker* t_;
+  MemCategory c_;
+  std::size_t bytes_;
+};
+
 // Has the kernel hand out the host pages under [p, p + bytes) now (written as zero where they
 // were fresh), so that the first writes later do not fault page by page: for arrays that
 // will all be written anyway, made before the work that is timed. Host memory only.

@@ -74,6 +74,11 @@ namespace {
 
 Buffer<float> floats(MemoryTracker& t, MemCategory c, std::size_t n) { return Buffer<float>(t, c, n, false); }
 
+// A receive buffer of n floats: charged to the receiver while the data goes straight to where
+// it keeps it (Charge). Transfers into ranks are charged so throughout: the figures are a
+// device's, the copy through the buffer would only be the host's.
+Charge received(MemoryTracker& t, std::size_t n) { return Charge(t, MemCategory::Communication, n * sizeof(float)); }
+
 bool dense_kind(ParamKind k) { return k != ParamKind::Expert; }
 
 // Rows a token rank sends to / receives from the rank holding expert slice j: [a, b).
@@ -551,11 +556,10 @@ struct ParallelTrainer::Impl final : OpRunner {
         Wire& w = wires[(std::size_t)op.match];
         if (op.payload == Payload::Activation) start_state(R, c, mb);
         MicrobatchState& st = state(R, c, mb);
-        Buffer<float> in = floats(*R.tracker, MemCategory::Communication, w.data.size());
-        std::memcpy(in.data(), w.data.data(), w.data.size() * sizeof(float));
+        const Charge in = received(*R.tracker, w.data.size());
+        Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, w.data.size());
+        std::memcpy(dst.data(), w.data.data(), w.data.size() * sizeof(float));
         w.data = {};  // the sender's buffer is free once received
-        Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, in.size());
-        std::memcpy(dst.data(), in.data(), in.size() * sizeof(float));
         if (dst.size() != (std::size_t)st.T * D) throw Error("recv: wrong size of " + describe(op));
         (op.payload == Payload::Activation ? st.x : st.dx) = std::move(dst);
         break;
@@ -727,19 +731,20 @@ struct ParallelTrainer::Impl final : OpRunner {
     return n;
   }
 
-  // Range k of every member's gradients, copied into a communication buffer of its own (what
-  // it sends), member by member.
-  std::vector<Buffer<float>> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
-                                            const char* what) {
+  // Range k of every member's gradients, member by member: what each sends. Each member is
+  // charged a communication buffer for it (in `sent`, until the caller drops them); the sums
+  // read the gradients in place, each element before any member's copy of it is written.
+  std::vector<float*> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
+                                     const char* what, std::vector<Charge>& sent) {
     const std::int64_t n = rg[0][k].second;
-    std::vector<Buffer<float>> buf;
+    std::vector<float*> g;
     for (std::size_t i = 0; i < col.ranks.size(); ++i) {
       Rank& R = rank(col.ranks[i]);
       if (rg[i][k].second != n) throw Error(std::string(what) + ": members hold different sizes");
-      buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-      std::memcpy(buf.back().data(), R.model->params().grads.data() + rg[i][k].first, (std::size_t)n * sizeof(float));
+      sent.emplace_back(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(float));
+      g.push_back(R.model->params().grads.data() + rg[i][k].first);
     }
-    return buf;
+    return g;
   }
 
   void all_reduce(const Collective& col, const Op& first) {
@@ -747,15 +752,16 @@ struct ParallelTrainer::Impl final : OpRunner {
     const std::vector<Ranges> rg = member_ranges(col, first);
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
-      // The sum is taken over members in rank order and written back to every member.
-      std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "all-reduce");
-      float* acc = buf[0].data();
+      // The sum is taken over members in rank order, in the first member's gradients, and
+      // copied to every other member.
+      std::vector<Charge> sent;
+      const std::vector<float*> g = sent_gradients(col, rg, k, "all-reduce", sent);
+      float* acc = g[0];
       for (std::size_t i = 1; i < m; ++i) {
-        const float* b = buf[i].data();
+        const float* b = g[i];
         for (std::int64_t j = 0; j < n; ++j) acc[j] += b[j];
       }
-      for (std::size_t i = 0; i < m; ++i)
-        std::memcpy(rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first, acc, (std::size_t)n * sizeof(float));
+      for (std::size_t i = 1; i < m; ++i) std::memcpy(g[i], acc, (std::size_t)n * sizeof(float));
     }
   }
 
@@ -769,14 +775,13 @@ struct ParallelTrainer::Impl final : OpRunner {
       for (std::size_t k = 0; k < src.size(); ++k) {
         const std::int64_t n = src[k].second;
         if (!P.weights.owns()) {  // the owner's arrays (Replicas), a member of this collective: only charged
-          R.tracker->charge((std::size_t)n * sizeof(float), MemCategory::Communication);
-          R.tracker->uncharge((std::size_t)n * sizeof(float), MemCategory::Communication);
+          if (!zero1()) received(*R.tracker, (std::size_t)n);
           continue;
         }
         if (!zero1()) {  // ZeRO-1: each member's master piece is already its own; only bf16 travels
-          Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
-          std::memcpy(in.data(), root.model->params().master.data() + src[k].first, (std::size_t)n * sizeof(float));
-          std::memcpy(P.master.data() + dst[k].first, in.data(), (std::size_t)n * sizeof(float));
+          const Charge in = received(*R.tracker, (std::size_t)n);
+          std::memcpy(P.master.data() + dst[k].first, root.model->params().master.data() + src[k].first,
+                      (std::size_t)n * sizeof(float));
         }
         std::memcpy(P.weights.data() + dst[k].first, root.model->params().weights.data() + src[k].first,
                     (std::size_t)n * sizeof(bf16));
@@ -801,14 +806,15 @@ struct ParallelTrainer::Impl final : OpRunner {
       const std::int64_t n = rg[0][k].second;
       // Member i sums its piece over the members in rank order (as the all-reduce does:
       // bitwise its sums).
-      const std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "reduce-scatter");
+      std::vector<Charge> sent;
+      const std::vector<float*> g = sent_gradients(col, rg, k, "reduce-scatter", sent);
       for (std::size_t i = 0; i < m; ++i) {
         const auto [a, b] = piece_in_range(total, range_at, n, i, m);
         if (b <= a) continue;
-        float* out = rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first;
+        float* out = g[i];  // only member i's piece is written, each element after it is read
         for (std::int64_t j = a; j < b; ++j) {
-          float acc = buf[0][(std::size_t)j];
-          for (std::size_t s = 1; s < m; ++s) acc += buf[s][(std::size_t)j];
+          float acc = g[0][j];
+          for (std::size_t s = 1; s < m; ++s) acc += g[s][j];
           out[j] = acc;
         }
       }
@@ -896,15 +902,16 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   // Rows the expert ranks hold (rows_of(work): outputs or input gradients) sent back to the
-  // token ranks: one receive buffer per token member, its rows in its own packed order.
+  // token ranks, into dst[i]: token member i's rows in its own packed order. Each token member
+  // is charged its receive buffer (returned: held until the caller drops it).
   template <class RowsOf>
-  std::vector<Buffer<float>> to_token_ranks(const A2A& a, RowsOf rows_of) {
+  std::vector<Charge> to_token_ranks(const A2A& a, RowsOf rows_of, const std::vector<float*>& dst) {
     const int D = mc.d_model;
-    std::vector<Buffer<float>> in(a.members());
-    for (std::size_t i = 0; i < in.size(); ++i)
-      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
+    std::vector<Charge> in;
+    for (std::size_t i = 0; i < a.members(); ++i)
+      in.push_back(received(*rank(a.col.ranks[i]).tracker, (std::size_t)member_state(a, i).T * mc.top_k * D));
     for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(in[i].data() + (std::size_t)token_row * D,
+      copy_rows(dst[i] + (std::size_t)token_row * D,
                 rows_of(rank(a.col.ranks[j]).work.at({a.l, a.mb})) + (std::size_t)expert_row * D, n);
     });
     return in;
@@ -927,13 +934,16 @@ struct ParallelTrainer::Impl final : OpRunner {
         }
         w.offsets[(std::size_t)e + 1] = total;
       }
-      Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, (std::size_t)total * D);
+      // The rows go straight to where expert rank j keeps them, its receive buffer charged.
+      const Charge in = received(*Rj.tracker, (std::size_t)total * D);
+      w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
       for (std::size_t i = 0; i < m; ++i) {
         const MicrobatchState& st = member_state(a, i);
         const float* xe = st.layers[(std::size_t)l].experts.xe.data();
         for (int e = 0; e < per_rank; ++e) {
           const Piece p = piece(st, l, (int)j, e);
-          copy_rows(in.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D, xe + (std::size_t)p.first * D, p.n);
+          copy_rows(w.cache.xe.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D,
+                    xe + (std::size_t)p.first * D, p.n);
         }
         const int sent = rows_for(st, l, (int)j).n();
         if (i != j && sent > 0) {
@@ -942,8 +952,6 @@ struct ParallelTrainer::Impl final : OpRunner {
           rank(a.col.ranks[i]).sent_to[{l, a.col.ranks[j]}] += sent;
         }
       }
-      w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
-      if (total > 0) std::memcpy(w.cache.xe.data(), in.data(), (std::size_t)total * D * sizeof(float));
       Rj.work[{l, a.mb}] = std::move(w);
     }
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.xe = {};  // sent
@@ -952,50 +960,46 @@ struct ParallelTrainer::Impl final : OpRunner {
   void combine_forward(const A2A& a) {
     const int l = a.l;
     const std::size_t m = a.members();
-    // Token rank i gets its rows' outputs back, into a receive buffer, then its activations.
-    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); });
+    // Token rank i gets its rows' outputs back, into its activations (its receive buffer charged).
+    std::vector<Buffer<float>> y(m);
+    std::vector<float*> dst(m);
     for (std::size_t i = 0; i < m; ++i) {
-      Buffer<float> y = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, in[i].size());
-      std::memcpy(y.data(), in[i].data(), in[i].size() * sizeof(float));
-      member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y);
-      in[i] = {};
+      y[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, (std::size_t)member_state(a, i).T * mc.top_k * mc.d_model);
+      dst[i] = y[i].data();
     }
+    std::vector<Charge> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); }, dst);
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y[i]);
+    in.clear();
     for (std::size_t j = 0; j < m; ++j) rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y = {};  // not needed for backward
   }
 
   void combine_backward(const A2A& a) {
     const int l = a.l, D = mc.d_model;
     const std::size_t m = a.members();
-    // Expert rank j gets the output gradients of its rows.
-    std::vector<Buffer<float>> in(m);
-    for (std::size_t j = 0; j < m; ++j) {
-      const ExpertWork& w = rank(a.col.ranks[j]).work.at({l, a.mb});
-      in[j] = floats(*rank(a.col.ranks[j]).tracker, MemCategory::Communication, (std::size_t)w.offsets.back() * D);
-    }
-    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(in[j].data() + (std::size_t)expert_row * D,
-                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
-    });
+    // Expert rank j gets the output gradients of its rows (its receive buffer charged).
+    std::vector<Charge> in;
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
       ExpertWork& w = Rj.work.at({l, a.mb});
-      w.dy = floats(*Rj.tracker, MemCategory::Activations, in[j].size());
-      if (!in[j].empty()) std::memcpy(w.dy.data(), in[j].data(), in[j].size() * sizeof(float));
-      in[j] = {};
+      const std::size_t n = (std::size_t)w.offsets.back() * D;
+      in.push_back(received(*Rj.tracker, n));
+      w.dy = floats(*Rj.tracker, MemCategory::Activations, n);
     }
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(rank(a.col.ranks[j]).work.at({l, a.mb}).dy.data() + (std::size_t)expert_row * D,
+                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
+    });
+    in.clear();
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].dy = {};  // sent
   }
 
   void dispatch_backward(const A2A& a) {
     const int l = a.l;
     const std::size_t m = a.members();
-    // Token rank i gets its rows' input gradients.
-    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); });
-    for (std::size_t i = 0; i < m; ++i) {
-      MicrobatchState& st = member_state(a, i);
-      std::memcpy(st.layers[(std::size_t)l].dxe.data(), in[i].data(), in[i].size() * sizeof(float));
-      in[i] = {};
-    }
+    // Token rank i gets its rows' input gradients (its receive buffer charged).
+    std::vector<float*> dst(m);
+    for (std::size_t i = 0; i < m; ++i) dst[i] = member_state(a, i).layers[(std::size_t)l].dxe.data();
+    to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); }, dst);
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
       if (split_w())
