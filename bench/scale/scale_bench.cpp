@@ -12,7 +12,8 @@
 //
 // Prints `setup_s` (the ParallelTrainer constructor: plans, the whole model's
 // initialisation, every rank's shard, the engines), `step_s` per step, the process's CPU
-// seconds (user + system, all threads) and its peak resident memory, and the load average
+// seconds (user + system, all threads), its peak resident memory and page faults (set-up:
+// since the start; steps: during the step), and the load average
 // at start and end (the machine may be shared: compare CPU seconds, or rerun when idle).
 // The corpus and tokenizer are built first and not timed, as `onegpu train` builds them.
 #include <sys/resource.h>
@@ -46,6 +47,13 @@ double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return (double)u.ru_maxrss / 1024.0;  // kilobytes on Linux
+}
+
+// Page faults so far (minor: fresh pages the kernel hands out and clears).
+long page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt + u.ru_majflt;
 }
 
 std::string load_average() {
@@ -137,14 +145,15 @@ int main(int argc, char** argv) {
   const double setup_cpu = cpu_seconds() - cpu0;
   std::printf("scale_bench: %d ranks (pp %d x dp %d, ep %d, %d microbatches, batch %d, seq %d)\n", t.world(), o.pp, o.dp,
               o.ep, o.microbatches, o.batch, o.seq_len);
-  std::printf("setup_s %.3f  (cpu %.3f s)  rss %.0f MB\n", setup, setup_cpu, peak_rss_mb());
+  std::printf("setup_s %.3f  (cpu %.3f s)  rss %.0f MB  faults %ld\n", setup, setup_cpu, peak_rss_mb(), page_faults());
 
   Hash losses, timeline, memory, routing;
   for (int s = 0; s < steps; ++s) {
     const double c0 = cpu_seconds();
+    const long f0 = page_faults();
     const ParallelStepResult r = t.step();
-    std::printf("step %d: step_s %.3f  (cpu %.3f s)  loss %.6f  rss %.0f MB\n", r.step, r.seconds, cpu_seconds() - c0,
-                r.loss, peak_rss_mb());
+    std::printf("step %d: step_s %.3f  (cpu %.3f s)  loss %.6f  rss %.0f MB  faults %ld\n", r.step, r.seconds,
+                cpu_seconds() - c0, r.loss, peak_rss_mb(), page_faults() - f0);
     if (!digest) continue;
     losses.value(r.loss);
     losses.value(r.aux_loss);

@@ -57,23 +57,24 @@ class MemoryTracker {
   DeviceMemory* dev_ = nullptr;
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
   // which spares the page faults of fresh memory. The counts above are of live buffers only.
-  // Blocks of 1 MiB and more that must start zeroed come straight from the kernel (fresh
-  // pages read as zero and cost nothing until written) and go back to it when released: a
-  // rank's weights and optimizer state, of which a split run holds hundreds of copies.
-  static constexpr std::size_t kCacheLimit = std::size_t{64} << 20;  // per tracker (per rank)
+  // Host blocks go to one pool that every tracker takes from (tracker.cpp): the ranks of a
+  // split run take turns on a few threads, so a block one rank frees serves the next rank's
+  // op, still warm in the cache. Blocks of 256 KiB and more that must start zeroed come
+  // straight from the kernel (fresh pages read as zero and cost nothing until written) and go
+  // back to it when released: a rank's weights and optimizer state, of which a split run
+  // holds hundreds of copies.
   // Device blocks cost far more to get again (allocation, first-touch page faults, and a free
-  // that waits for the device), so a device tracker keeps a whole step's worth, as GPU
-  // frameworks' caching allocators do.
+  // that waits for the device), so a device tracker keeps a whole step's worth of its own, as
+  // GPU frameworks' caching allocators do.
   static constexpr std::size_t kDeviceCacheLimit = std::size_t{32} << 30;
-  std::size_t cache_limit_ = kCacheLimit;
-  static constexpr std::size_t kFreshPages = std::size_t{1} << 20;
+  static constexpr std::size_t kFreshPages = std::size_t{256} << 10;
   struct FreeList {
     std::size_t size;           // rounded size
     std::vector<void*> blocks;  // last freed first
   };
   mutable std::mutex mu_;
   MemStats s_;
-  std::vector<FreeList> cache_;  // by size: a rank uses a few dozen sizes
+  std::vector<FreeList> cache_;  // device blocks, by size: a rank uses a few dozen sizes
   std::vector<void*> fresh_;     // live blocks that came from the kernel
   std::size_t cached_bytes_ = 0;
 };
@@ -143,5 +144,30 @@ class Buffer {
   T* p_ = nullptr;
   bool owns_ = true;
 };
+
+// Bytes charged to a tracker for as long as this lives, with no block behind them: what a device
+// would hold for a buffer the host side does without (a receive buffer whose data the
+// simulation copies straight to where the receiver keeps it). Move-only.
+class Charge {
+ public:
+  Charge(MemoryTracker& t, MemCategory c, std::size_t bytes) : t_(&t), c_(c), bytes_(bytes) { t.charge(bytes, c); }
+  Charge(Charge&& o) noexcept : t_(o.t_), c_(o.c_), bytes_(o.bytes_) { o.t_ = nullptr; }
+  Charge(const Charge&) = delete;
+  Charge& operator=(const Charge&) = delete;
+  Charge& operator=(Charge&&) = delete;
+  ~Charge() {
+    if (t_) t_->uncharge(bytes_, c_);
+  }
+
+ private:
+  MemoryTracker* t_;
+  MemCategory c_;
+  std::size_t bytes_;
+};
+
+// Has the kernel hand out the host pages under [p, p + bytes) now (written as zero where they
+// were fresh), so that the first writes later do not fault page by page: for arrays that
+// will all be written anyway, made before the work that is timed. Host memory only.
+void populate_pages(void* p, std::size_t bytes);
 
 }  // namespace onegpu::trainer

@@ -53,6 +53,9 @@ Model::WeightView Model::view(Backend& be, std::int64_t offset, std::int64_t n) 
   WeightView v;
   if (exact_) {
     v.p = params_.master.data() + offset;
+  } else if (const float* p = wide_ ? wide_->wide(params_.weights.data() + offset, offset, n) : nullptr) {
+    v.owned = Buffer<float>::shared(mt_, kAct, const_cast<float*>(p), (std::size_t)n);  // charged as the copy
+    v.p = p;
   } else {
     // The working fp32 copy lives only while one block runs; it is charged as activations.
     v.owned = act(mt_, (std::size_t)n);

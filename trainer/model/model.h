@@ -67,6 +67,16 @@ struct LossScales {
   float aux_scale = 1.f;
 };
 
+// fp32 weights kept outside the model, read by its ops instead of a working copy widened from
+// bf16 in every op: a split run keeps one per shard for a step (trainer/parallel/weight_cache.h).
+class WideWeights {
+ public:
+  virtual ~WideWeights() = default;
+  // The n weights at `offset` of the store as fp32, `src` being those weights (bf16) in the
+  // caller's own store; valid until the weights change. Null: the caller widens them itself.
+  virtual const float* wide(const bf16* src, std::int64_t offset, std::int64_t n) = 0;
+};
+
 class Model {
  public:
   // Weights are initialised from seed. The backend and tracker must outlive the model.
@@ -89,6 +99,9 @@ class Model {
   // Exact mode computes from the fp32 master weights instead of the bf16 copies: used by the
   // gradient checks, which must not see bf16 rounding.
   void set_exact(bool on) { exact_ = on; }
+  // Read fp32 weights from `w` (null: widen them in every op). The working copy no longer made
+  // is still charged as activations, so the memory figures stay those of a device that widens.
+  void set_wide_weights(WideWeights* w) { wide_ = w; }
   // Hold the router's choices fixed: per layer, [T*k] expert ids (empty = route normally).
   void set_forced_routing(std::vector<std::vector<std::int32_t>> r) { forced_ = std::move(r); }
 
@@ -176,6 +189,7 @@ class Model {
   MemoryTracker& mt_;
   ParamStore params_;
   bool exact_ = false;
+  WideWeights* wide_ = nullptr;
   std::vector<std::vector<std::int32_t>> forced_;
 };
 

@@ -145,8 +145,14 @@ void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, 
     } else {
       t = scratch((std::size_t)K * N);
     }
-    transpose(B, t, N, K);
-    b = t;
+    // The scratch is taken even when the transpose is known: its bytes are in the memory figures.
+    const float* known = transposes_ ? transposes_->transposed(B, N, K) : nullptr;
+    if (known) {
+      b = known;
+    } else {
+      transpose(B, t, N, K);
+      b = t;
+    }
   }
   long a_rs = transA ? 1 : K, a_ks = transA ? M : 1;
   // Work per row is K*N; ask for chunks of at least ~32k multiply-adds.

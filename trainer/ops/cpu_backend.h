@@ -13,6 +13,15 @@
 
 namespace onegpu::trainer {
 
+// Where matmul may find a transB operand already laid out as [K, N] (a split run's transposed
+// weights, made once a step: trainer/parallel/weight_cache.h).
+class Transposes {
+ public:
+  virtual ~Transposes() = default;
+  // b, of shape [N, K], as [K, N]; null to have matmul transpose it.
+  virtual const float* transposed(const float* b, int N, int K) = 0;
+};
+
 class CpuBackend final : public Backend {
  public:
   // tracker: where the backend's scratch (matmul transposes) is charged, as activations.
@@ -48,6 +57,8 @@ class CpuBackend final : public Backend {
   void add(const float* a, float* y, std::int64_t n) override;
   void bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) override;
   void parallel_tasks(int n, const std::function<void(int)>& fn) override;
+  // matmul asks `t` for transB operands before transposing them itself (null: never asks).
+  void set_transposes(Transposes* t) { transposes_ = t; }
 
  private:
   float* scratch(std::size_t n);
@@ -56,6 +67,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ThreadPool> pool_;
   Buffer<float> scratch_;
   std::vector<double> row_loss_;
+  Transposes* transposes_ = nullptr;
 };
 
 // Rows per register tile of the matmul kernel; threads split rows at multiples of it.

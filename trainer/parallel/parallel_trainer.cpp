@@ -18,6 +18,7 @@
 #include "trainer/io/safetensors.h"
 #include "trainer/device.h"
 #include "trainer/ops/cpu_backend.h"
+#include "trainer/parallel/weight_cache.h"
 
 namespace onegpu::trainer {
 
@@ -27,7 +28,8 @@ namespace onegpu::trainer {
 //   Rank state        ParallelTrainer::Impl: what each rank holds, what a step carries
 //   Building          the constructor: plans, the whole model once, every rank's shard
 //   ZeRO-1            which pieces of the optimizer state each rank keeps; the gradient norm
-//   Replicas          one copy of the weights and optimizer state per expert group
+//   Replicas          one copy of the weights and optimizer state per expert group; one
+//                     fp32 copy of its weights a step (weight_cache.h)
 //   Rank helpers      a rank's microbatches, events and probes, routes
 //   Ops of a rank     the runner: forward, backward (B and W), send, receive, update
 //   Collectives       all-reduce, broadcast, reduce-scatter, all-gather, all-to-all (phases)
@@ -72,6 +74,11 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
 namespace {
 
 Buffer<float> floats(MemoryTracker& t, MemCategory c, std::size_t n) { return Buffer<float>(t, c, n, false); }
+
+// A receive buffer of n floats: charged to the receiver while the data goes straight to where
+// it keeps it (Charge). Transfers into ranks are charged so throughout: the figures are a
+// device's, the copy through the buffer would only be the host's.
+Charge received(MemoryTracker& t, std::size_t n) { return Charge(t, MemCategory::Communication, n * sizeof(float)); }
 
 bool dense_kind(ParamKind k) { return k != ParamKind::Expert; }
 
@@ -208,7 +215,9 @@ struct ParallelTrainer::Impl final : OpRunner {
         // others receive them in the first step); ZeRO-1 takes every rank's optimizer pieces
         // from the initial master weights, so it copies them all and keeps its pieces.
         ParamStore P(mc, *R.tracker, sh);
+        const bool own_arrays = !shares_replicas() || replica_owner(r) == r;  // else the owner's (Replicas)
         for (const auto& t : P.tensors()) {
+          if (!own_arrays) break;
           const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
           const bool has = !opt.broadcast_first_step || root;
           if (!has && !zero1()) continue;
@@ -225,6 +234,9 @@ struct ParallelTrainer::Impl final : OpRunner {
         for (int r = 0; r < world; ++r) build(r);
       device_ranks = ranks.front().backend->timed_on_device();
     }
+    share_replica_state();
+    attach_weight_caches();
+    for_ranks(world, [&](int r) { populate_arrays(r); });
     lap("shards");
     const int workers = opt.workers;
     EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
@@ -354,18 +366,23 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   // [SECTION] Replicas: one copy of the state that every member of an expert group holds
   // The members of an expert group (same stage, same expert slice: dp / ep ranks) hold the
-  // same shard, and once the first update is done they hold bitwise the same weights, master
-  // weights and Adam moments for good: every member's gradients are the group's all-reduced
-  // sum (the dense ones over a larger group, but the same sum on every member), and AdamW on
-  // the same numbers gives the same numbers. So from the first update on the members share the
-  // first member's arrays and only that member runs the update: 1 / (dp / ep) of the memory
-  // and of the update's work. Each member's tracker is still charged the full arrays
-  // (Buffer::shared), which is what a real device holds. Gradients stay per rank (each
-  // backward writes its own until the all-reduce). ZeRO-1 keeps its own pieces instead.
+  // same shard, and from the first read of their weights on they hold bitwise the same
+  // weights, master weights and Adam moments for good: the first step's broadcasts give every
+  // member its root's values before any member reads them, every member's gradients are the
+  // group's all-reduced sum (the dense ones over a larger group, but the same sum on every
+  // member), and AdamW on the same numbers gives the same numbers. So from set-up on the
+  // members share the first member's arrays (the first member of a group is the root of its
+  // experts, and of the dense weights for the group of slice 0): a broadcast writes only
+  // arrays a rank owns, and only the first member runs the update: 1 / (dp / ep) of the
+  // memory, of the first step's copies and of the update's work. Each member's tracker is
+  // still charged the full arrays (Buffer::shared), which is what a real device holds.
+  // Gradients stay per rank (each backward writes its own until the all-reduce). ZeRO-1
+  // keeps its own pieces instead.
   bool shared_state = false;
   int replica_owner(int r) const { return layout().expert_group(r).front(); }
+  bool shares_replicas() const { return !zero1() && rc.dp / rc.ep >= 2; }
   void share_replica_state() {
-    if (shared_state || zero1() || rc.dp / rc.ep < 2) return;
+    if (shared_state || !shares_replicas()) return;
     for (int r = 0; r < (int)ranks.size(); ++r) {
       const int o = replica_owner(r);
       if (o == r) continue;
@@ -385,6 +402,36 @@ struct ParallelTrainer::Impl final : OpRunner {
       P.adam_v = Buffer<float>::shared(t, MemCategory::Optimizer, Q.adam_v.data(), n);
     }
     shared_state = true;
+  }
+
+  // The members of an expert group read one fp32 copy of their weights (and of the transposes
+  // backward reads) a step instead of widening in every op: WeightCache, made again from the
+  // first read after begin() invalidates it. Device backends widen on the device.
+  std::vector<std::unique_ptr<WeightCache>> weight_caches;  // by replica owner
+  void attach_weight_caches() {
+    weight_caches.resize(ranks.size());
+    for (int r = 0; r < (int)ranks.size(); ++r) {
+      Rank& R = rank(r);
+      auto* cpu = dynamic_cast<CpuBackend*>(R.backend.get());
+      if (!cpu) continue;
+      std::unique_ptr<WeightCache>& c = weight_caches[(std::size_t)replica_owner(r)];
+      if (!c) c = std::make_unique<WeightCache>();
+      R.model->set_wide_weights(c.get());
+      cpu->set_transposes(c.get());
+    }
+  }
+
+  // The arrays every step writes (gradients; the weights and optimizer state a rank updates)
+  // are fresh zero pages until written: they are handed out now, at set-up, rather than
+  // faulted in one page at a time by the first step (512 ranks: about 1 GB).
+  void populate_arrays(int r) {
+    Rank& R = rank(r);
+    if (R.tracker->on_device()) return;
+    ParamStore& P = R.model->params();
+    populate_pages(P.grads.data(), P.grads.size() * sizeof(float));
+    if (P.weights.owns()) populate_pages(P.weights.data(), P.weights.size() * sizeof(bf16));
+    for (Buffer<float>* b : {&P.master, &P.adam_m, &P.adam_v, &R.master, &R.adam_m, &R.adam_v})
+      if (b->owns()) populate_pages(b->data(), b->size() * sizeof(float));
   }
 
   // [SECTION] Rank helpers: a rank's microbatches, events and probes, routes
@@ -549,12 +596,11 @@ struct ParallelTrainer::Impl final : OpRunner {
         MicrobatchState& st = state(R, c, mb);
         Backend& sender = *rank(ctx.plan.op((std::uint32_t)op.match).rank).backend;
         R.backend->after(sender);  // the send's copy first
-        Buffer<float> in = floats(*R.tracker, MemCategory::Communication, w.data.size());
-        R.backend->copy(w.data.data(), in.data(), (std::int64_t)w.data.size());
+        const Charge in = received(*R.tracker, w.data.size());
+        Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, w.data.size());
+        R.backend->copy(w.data.data(), dst.data(), (std::int64_t)w.data.size());
         sender.after(*R.backend);  // the sender reuses the wire's memory only after this copy
         w.data = {};  // the sender's buffer is free once received
-        Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, in.size());
-        R.backend->copy(in.data(), dst.data(), (std::int64_t)in.size());
         if (dst.size() != (std::size_t)st.T * D) throw Error("recv: wrong size of " + describe(op));
         (op.payload == Payload::Activation ? st.x : st.dx) = std::move(dst);
         break;
@@ -729,19 +775,20 @@ struct ParallelTrainer::Impl final : OpRunner {
     return n;
   }
 
-  // Range k of every member's gradients, copied into a communication buffer of its own (what
-  // it sends), member by member.
-  std::vector<Buffer<float>> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
-                                            const char* what, Backend& b) {
+  // Range k of every member's gradients, member by member: what each sends. Each member is
+  // charged a communication buffer for it (in `sent`, until the caller drops them); the sums
+  // read the gradients in place, each element before any member's copy of it is written.
+  std::vector<float*> sent_gradients(const Collective& col, const std::vector<Ranges>& rg, std::size_t k,
+                                     const char* what, std::vector<Charge>& sent) {
     const std::int64_t n = rg[0][k].second;
-    std::vector<Buffer<float>> buf;
+    std::vector<float*> g;
     for (std::size_t i = 0; i < col.ranks.size(); ++i) {
       Rank& R = rank(col.ranks[i]);
       if (rg[i][k].second != n) throw Error(std::string(what) + ": members hold different sizes");
-      buf.push_back(floats(*R.tracker, MemCategory::Communication, (std::size_t)n));
-      b.copy(R.model->params().grads.data() + rg[i][k].first, buf.back().data(), n);
+      sent.emplace_back(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(float));
+      g.push_back(R.model->params().grads.data() + rg[i][k].first);
     }
-    return buf;
+    return g;
   }
 
   void all_reduce(const Collective& col, const Op& first, Backend& be) {
@@ -749,11 +796,13 @@ struct ParallelTrainer::Impl final : OpRunner {
     const std::vector<Ranges> rg = member_ranges(col, first);
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
-      // The sum is taken over members in rank order and written back to every member.
-      std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "all-reduce", be);
-      float* acc = buf[0].data();
-      for (std::size_t i = 1; i < m; ++i) be.add(buf[i].data(), acc, n);  // acc[j] += buf[i][j]
-      for (std::size_t i = 0; i < m; ++i) be.copy(acc, rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first, n);
+      // The sum is taken over members in rank order, in the first member's gradients, and
+      // copied to every other member.
+      std::vector<Charge> sent;
+      const std::vector<float*> g = sent_gradients(col, rg, k, "all-reduce", sent);
+      float* acc = g[0];
+      for (std::size_t i = 1; i < m; ++i) be.add(g[i], acc, n);  // acc[j] += g[i][j]
+      for (std::size_t i = 1; i < m; ++i) be.copy(acc, g[i], n);
     }
   }
 
@@ -766,10 +815,13 @@ struct ParallelTrainer::Impl final : OpRunner {
       const auto dst = ranges(P, col.group, first.chunk, first.layer_begin, first.layer_end);
       for (std::size_t k = 0; k < src.size(); ++k) {
         const std::int64_t n = src[k].second;
+        if (!P.weights.owns()) {  // the owner's arrays (Replicas), a member of this collective: only charged
+          if (!zero1()) received(*R.tracker, (std::size_t)n);
+          continue;
+        }
         if (!zero1()) {  // ZeRO-1: each member's master piece is already its own; only bf16 travels
-          Buffer<float> in = floats(*R.tracker, MemCategory::Communication, (std::size_t)n);
-          be.copy(root.model->params().master.data() + src[k].first, in.data(), n);
-          be.copy(in.data(), P.master.data() + dst[k].first, n);
+          const Charge in = received(*R.tracker, (std::size_t)n);
+          be.copy(root.model->params().master.data() + src[k].first, P.master.data() + dst[k].first, n);
         }
         be.copy_bytes(root.model->params().weights.data() + src[k].first, P.weights.data() + dst[k].first,
                       (std::size_t)n * sizeof(bf16));
@@ -794,19 +846,22 @@ struct ParallelTrainer::Impl final : OpRunner {
       const std::int64_t n = rg[0][k].second;
       // Member i sums its piece over the members in rank order (as the all-reduce does:
       // bitwise its sums).
-      const std::vector<Buffer<float>> buf = sent_gradients(col, rg, k, "reduce-scatter", be);
+      std::vector<Charge> sent;
+      const std::vector<float*> g = sent_gradients(col, rg, k, "reduce-scatter", sent);
       for (std::size_t i = 0; i < m; ++i) {
         const auto [a, b] = piece_in_range(total, range_at, n, i, m);
         if (b <= a) continue;
-        float* out = rank(col.ranks[i]).model->params().grads.data() + rg[i][k].first;
-        if (device_ranks) {  // the same additions in the same order, as whole-piece ops
-          be.copy(buf[0].data() + a, out + a, b - a);
-          for (std::size_t s = 1; s < m; ++s) be.add(buf[s].data() + a, out + a, b - a);
+        float* out = g[i];  // only member i's piece is written, each element after it is read
+        if (device_ranks) {  // the same additions in the same order, as whole-piece ops, in a scratch
+          Buffer<float> acc = floats(*rank(col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)(b - a));
+          be.copy(g[0] + a, acc.data(), b - a);
+          for (std::size_t s = 1; s < m; ++s) be.add(g[s] + a, acc.data(), b - a);
+          be.copy(acc.data(), out + a, b - a);
           continue;
         }
         for (std::int64_t j = a; j < b; ++j) {
-          float acc = buf[0][(std::size_t)j];
-          for (std::size_t s = 1; s < m; ++s) acc += buf[s][(std::size_t)j];
+          float acc = g[0][j];
+          for (std::size_t s = 1; s < m; ++s) acc += g[s][j];
           out[j] = acc;
         }
       }
@@ -895,15 +950,16 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   // Rows the expert ranks hold (rows_of(work): outputs or input gradients) sent back to the
-  // token ranks: one receive buffer per token member, its rows in its own packed order.
+  // token ranks, into dst[i]: token member i's rows in its own packed order. Each token member
+  // is charged its receive buffer (returned: held until the caller drops it).
   template <class RowsOf>
-  std::vector<Buffer<float>> to_token_ranks(const A2A& a, RowsOf rows_of) {
+  std::vector<Charge> to_token_ranks(const A2A& a, RowsOf rows_of, const std::vector<float*>& dst) {
     const int D = mc.d_model;
-    std::vector<Buffer<float>> in(a.members());
-    for (std::size_t i = 0; i < in.size(); ++i)
-      in[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Communication, (std::size_t)member_state(a, i).T * mc.top_k * D);
+    std::vector<Charge> in;
+    for (std::size_t i = 0; i < a.members(); ++i)
+      in.push_back(received(*rank(a.col.ranks[i]).tracker, (std::size_t)member_state(a, i).T * mc.top_k * D));
     for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(a, in[i].data() + (std::size_t)token_row * D,
+      copy_rows(a, dst[i] + (std::size_t)token_row * D,
                 rows_of(rank(a.col.ranks[j]).work.at({a.l, a.mb})) + (std::size_t)expert_row * D, n);
     });
     return in;
@@ -926,13 +982,16 @@ struct ParallelTrainer::Impl final : OpRunner {
         }
         w.offsets[(std::size_t)e + 1] = total;
       }
-      Buffer<float> in = floats(*Rj.tracker, MemCategory::Communication, (std::size_t)total * D);
+      // The rows go straight to where expert rank j keeps them, its receive buffer charged.
+      const Charge in = received(*Rj.tracker, (std::size_t)total * D);
+      w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
       for (std::size_t i = 0; i < m; ++i) {
         const MicrobatchState& st = member_state(a, i);
         const float* xe = st.layers[(std::size_t)l].experts.xe.data();
         for (int e = 0; e < per_rank; ++e) {
           const Piece p = piece(st, l, (int)j, e);
-          copy_rows(a, in.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D, xe + (std::size_t)p.first * D, p.n);
+          copy_rows(a, w.cache.xe.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D,
+                    xe + (std::size_t)p.first * D, p.n);
         }
         const int sent = rows_for(st, l, (int)j).n();
         if (i != j && sent > 0) {
@@ -941,8 +1000,6 @@ struct ParallelTrainer::Impl final : OpRunner {
           rank(a.col.ranks[i]).sent_to[{l, a.col.ranks[j]}] += sent;
         }
       }
-      w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
-      if (total > 0) a.be.copy(in.data(), w.cache.xe.data(), (std::int64_t)total * D);
       Rj.work[{l, a.mb}] = std::move(w);
     }
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.xe = {};  // sent
@@ -951,50 +1008,46 @@ struct ParallelTrainer::Impl final : OpRunner {
   void combine_forward(const A2A& a) {
     const int l = a.l;
     const std::size_t m = a.members();
-    // Token rank i gets its rows' outputs back, into a receive buffer, then its activations.
-    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); });
+    // Token rank i gets its rows' outputs back, into its activations (its receive buffer charged).
+    std::vector<Buffer<float>> y(m);
+    std::vector<float*> dst(m);
     for (std::size_t i = 0; i < m; ++i) {
-      Buffer<float> y = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, in[i].size());
-      a.be.copy(in[i].data(), y.data(), (std::int64_t)in[i].size());
-      member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y);
-      in[i] = {};
+      y[i] = floats(*rank(a.col.ranks[i]).tracker, MemCategory::Activations, (std::size_t)member_state(a, i).T * mc.top_k * mc.d_model);
+      dst[i] = y[i].data();
     }
+    std::vector<Charge> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); }, dst);
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y[i]);
+    in.clear();
     for (std::size_t j = 0; j < m; ++j) rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y = {};  // not needed for backward
   }
 
   void combine_backward(const A2A& a) {
     const int l = a.l, D = mc.d_model;
     const std::size_t m = a.members();
-    // Expert rank j gets the output gradients of its rows.
-    std::vector<Buffer<float>> in(m);
-    for (std::size_t j = 0; j < m; ++j) {
-      const ExpertWork& w = rank(a.col.ranks[j]).work.at({l, a.mb});
-      in[j] = floats(*rank(a.col.ranks[j]).tracker, MemCategory::Communication, (std::size_t)w.offsets.back() * D);
-    }
-    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
-      copy_rows(a, in[j].data() + (std::size_t)expert_row * D,
-                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
-    });
+    // Expert rank j gets the output gradients of its rows (its receive buffer charged).
+    std::vector<Charge> in;
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
       ExpertWork& w = Rj.work.at({l, a.mb});
-      w.dy = floats(*Rj.tracker, MemCategory::Activations, in[j].size());
-      if (!in[j].empty()) a.be.copy(in[j].data(), w.dy.data(), (std::int64_t)in[j].size());
-      in[j] = {};
+      const std::size_t n = (std::size_t)w.offsets.back() * D;
+      in.push_back(received(*Rj.tracker, n));
+      w.dy = floats(*Rj.tracker, MemCategory::Activations, n);
     }
+    for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
+      copy_rows(a, rank(a.col.ranks[j]).work.at({l, a.mb}).dy.data() + (std::size_t)expert_row * D,
+                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
+    });
+    in.clear();
     for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].dy = {};  // sent
   }
 
   void dispatch_backward(const A2A& a) {
     const int l = a.l;
     const std::size_t m = a.members();
-    // Token rank i gets its rows' input gradients.
-    std::vector<Buffer<float>> in = to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); });
-    for (std::size_t i = 0; i < m; ++i) {
-      MicrobatchState& st = member_state(a, i);
-      a.be.copy(in[i].data(), st.layers[(std::size_t)l].dxe.data(), (std::int64_t)in[i].size());
-      in[i] = {};
-    }
+    // Token rank i gets its rows' input gradients (its receive buffer charged).
+    std::vector<float*> dst(m);
+    for (std::size_t i = 0; i < m; ++i) dst[i] = member_state(a, i).layers[(std::size_t)l].dxe.data();
+    to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); }, dst);
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
       if (split_w())
@@ -1024,6 +1077,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     sc = LossScales{1.f / (float)std::max(1, global_targets), 1.f / (float)M_total};
     ce.assign((std::size_t)M_total, 0.0);
     aux.assign((std::size_t)(M_total * rc.chunks()), 0.0);
+    for (auto& c : weight_caches)
+      if (c) c->invalidate();  // the update (or a load) changed the weights
     for (Rank& R : ranks) {
       R.tracker->reset_peaks();
       if (device_ranks)  // cleared where they live, without a host wait
@@ -1069,7 +1124,6 @@ struct ParallelTrainer::Impl final : OpRunner {
     const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
-    share_replica_state();  // from the first update on (members are bitwise equal here)
     const bool sharing = shared_state;
     for_ranks((int)ranks.size(), [&](int r) {
       Rank& R = ranks[(std::size_t)r];
@@ -1180,6 +1234,7 @@ std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which
   for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
   std::vector<float> out((std::size_t)n, 0.f);
+  std::set<std::int64_t> taken;  // full offsets of tensors copied
   for (const auto& R : ranks) {
     const ParamStore& P = R.model->params();
     if (zero1) {  // each weight's state sits in one rank's piece
@@ -1190,8 +1245,11 @@ std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which
         });
       continue;
     }
+    // Each tensor from the first rank holding it: its root, whose values are the model's even
+    // before the first step's broadcasts reach the other copies (after them all agree).
     const float* src = which == StateArray::Master ? P.master.data() : which == StateArray::AdamM ? P.adam_m.data() : P.adam_v.data();
-    for (const auto& t : P.tensors()) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
+    for (const auto& t : P.tensors())
+      if (taken.insert(t.full_offset).second) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
   }
   return out;
 }

@@ -1,0 +1,66 @@
+#include "trainer/parallel/weight_cache.h"
+
+#include <new>
+
+namespace onegpu::trainer {
+
+WeightCache::Array WeightCache::floats(std::int64_t n) {
+  // 64-byte aligned, as the tracker's blocks that the copies stand for.
+  const std::size_t bytes = ((std::size_t)n * sizeof(float) + 63) / 64 * 64;
+  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
+  if (!p) throw std::bad_alloc();
+  return Array(p);
+}
+
+const float* WeightCache::wide(const bf16* src, std::int64_t offset, std::int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Copy* c = nullptr;
+  for (Copy& w : wide_)
+    if (w.offset == offset && w.n == n) c = &w;
+  if (!c) {
+    wide_.push_back(Copy{offset, n, floats(n), 0});
+    c = &wide_.back();
+  }
+  if (c->made != generation_) {
+    float* d = c->data.get();
+    for (std::int64_t i = 0; i < n; ++i) d[i] = bf16_to_float(src[i]);
+    c->made = generation_;
+  }
+  return c->data.get();
+}
+
+const float* WeightCache::transposed(const float* b, int N, int K) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = transposed_.find(b);
+  if (it != transposed_.end() && it->second.made == generation_ && it->second.offset == N && it->second.n == K)
+    return it->second.data.get();
+  const std::int64_t n = (std::int64_t)N * K;
+  bool inside = false;  // b must lie in a copy of this step
+  for (const Copy& w : wide_)
+    if (w.made == generation_ && b >= w.data.get() && b + n <= w.data.get() + w.n) inside = true;
+  if (!inside) return nullptr;
+  Copy& t = transposed_[b];
+  if (!t.data || t.offset * t.n != n) t.data = floats(n);
+  t.offset = N;
+  t.n = K;
+  float* d = t.data.get();
+  for (int r = 0; r < N; ++r)
+    for (int k = 0; k < K; ++k) d[(std::int64_t)k * N + r] = b[(std::int64_t)r * K + k];
+  t.made = generation_;
+  return d;
+}
+
+void WeightCache::invalidate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++generation_;
+}
+
+std::size_t WeightCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t s = 0;
+  for (const Copy& c : wide_) s += (std::size_t)c.n * sizeof(float);
+  for (const auto& [b, c] : transposed_) s += (std::size_t)(c.offset * c.n) * sizeof(float);
+  return s;
+}
+
+}  // namespace onegpu::trainer
