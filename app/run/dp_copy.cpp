@@ -29,6 +29,7 @@ ParallelOptions copy_options() {
   o.batch = 4;
   o.workers = 1;
   o.broadcast_first_step = true;
+  o.separate_first_copy = true;  // GPU 2 empty, then filled by the broadcasts themselves
   return o;
 }
 

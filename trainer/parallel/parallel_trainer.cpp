@@ -215,7 +215,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         // others receive them in the first step); ZeRO-1 takes every rank's optimizer pieces
         // from the initial master weights, so it copies them all and keeps its pieces.
         ParamStore P(mc, *R.tracker, sh);
-        const bool own_arrays = !shares_replicas() || replica_owner(r) == r;  // else the owner's (Replicas)
+        const bool own_arrays = !shares_from_setup() || replica_owner(r) == r;  // else the owner's (Replicas)
         for (const auto& t : P.tensors()) {
           if (!own_arrays) break;
           const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;
@@ -234,7 +234,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         for (int r = 0; r < world; ++r) build(r);
       device_ranks = ranks.front().backend->timed_on_device();
     }
-    share_replica_state();
+    if (shares_from_setup()) share_replica_state();  // else from the second step (separate_first_copy)
     attach_weight_caches();
     for_ranks(world, [&](int r) { populate_arrays(r); });
     lap("shards");
@@ -381,6 +381,9 @@ struct ParallelTrainer::Impl final : OpRunner {
   bool shared_state = false;
   int replica_owner(int r) const { return layout().expert_group(r).front(); }
   bool shares_replicas() const { return !zero1() && rc.dp / rc.ep >= 2; }
+  // ParallelOptions::separate_first_copy: every member keeps arrays of its own through the first
+  // step, so its broadcasts really fill them and a reader can compare the members after it.
+  bool shares_from_setup() const { return shares_replicas() && !opt.separate_first_copy; }
   void share_replica_state() {
     if (shared_state || !shares_replicas()) return;
     for (int r = 0; r < (int)ranks.size(); ++r) {
@@ -1092,6 +1095,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       R.sent_to.clear();
       R.sq = 0.0;
     }
+    if (step_ > 0) share_replica_state();  // separate_first_copy: shared from the second step on
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
     current = first ? first_engine.get() : steady_engine.get();

@@ -65,6 +65,11 @@ struct ParallelOptions {
   int workers = 0;       // engine threads; 0: one per core
   CostModel cost;        // virtual clock
   bool broadcast_first_step = true;
+  // Members of an expert group share one set of weights and optimizer state from set-up (the
+  // broadcasts then only charge the bytes they carry). With this set, each member keeps arrays
+  // of its own, filled by the first step's real broadcasts, until the second step begins: for a
+  // picture that shows the copy arrive and checks it equal.
+  bool separate_first_copy = false;
   bool op_per_layer = false;  // RunConfig::op_per_layer (ep = 1: layer-by-layer ops)
   // With op_per_layer: the position in each microbatch's first text whose next-token guess
   // the head's probes report (-1: the last). A picture asking about a prompt at the text's

@@ -56,8 +56,9 @@ struct RunResult {
   double seconds = 0;
 };
 
-RunResult train(int dp, int ep, int pp, int v, Schedule s) {
+RunResult train(int dp, int ep, int pp, int v, Schedule s, bool separate_first_copy = false) {
   ParallelOptions o;
+  o.separate_first_copy = separate_first_copy;
   o.dp = dp;
   o.ep = ep;
   o.pp = pp;
@@ -189,6 +190,35 @@ TEST(ParallelParity, SameSplitTwiceIsBitwiseEqual) {
   const RunResult b = train(2, 2, 2, 1, Schedule::OneFOneB);
   EXPECT_EQ(a.losses, b.losses);
   EXPECT_EQ(a.master, b.master);
+}
+
+// Copies that keep arrays of their own through the first step (the copy chapter) and then share
+// the owner's compute the same bits as copies that share from set-up; and the first step's
+// broadcasts really fill the second copy, which starts empty.
+TEST(ParallelParity, SeparateFirstCopyIsBitwiseSharedReplicas) {
+  const RunResult shared = train(2, 1, 1, 1, Schedule::OneFOneB);
+  const RunResult separate = train(2, 1, 1, 1, Schedule::OneFOneB, true);
+  EXPECT_EQ(shared.losses, separate.losses);
+  EXPECT_EQ(shared.master, separate.master);
+  EXPECT_TRUE(separate.replicas_agree);
+
+  ParallelOptions o;
+  o.dp = 2;
+  o.batch = kBatch;
+  o.microbatches = kBatch / 2;
+  o.optim = optim();
+  o.workers = 1;
+  o.separate_first_copy = true;
+  ParallelTrainer t(data().model, o, data().train);
+  const ParamStore& second = t.params(1);
+  const float* before = second.master.data();
+  EXPECT_TRUE(std::all_of(before, before + second.count(), [](float x) { return x == 0.f; }));
+  t.step();
+  EXPECT_FALSE(std::all_of(second.master.data(), second.master.data() + second.count(), [](float x) { return x == 0.f; }));
+  EXPECT_NE(t.params(0).master.data(), t.params(1).master.data());  // its own arrays, compared below
+  EXPECT_TRUE(t.replicas_agree());
+  t.step();
+  EXPECT_EQ(t.params(0).master.data(), t.params(1).master.data());  // shared from the second step
 }
 
 TEST(ParallelParity, LongerRunStaysClose) {
