@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/cli/asset_files.h"
 #include "app/cli/flags.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
@@ -470,7 +471,7 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
                                     "use a smaller --batch, --seq or --dp");
   }
   if (!note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
-  trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
+  trainer::Corpus corpus = training_corpus(a.corpus);
   trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
   mc.vocab = (int)tok.vocab_size();
   const trainer::TokenDataset data = trainer::TokenDataset::build(tok, corpus.train);
@@ -537,7 +538,7 @@ int train_main(int argc, char** argv) {
     // auto becomes cpu or cuda here; cuda with no GPU is one line and exit 2 (guarded).
     a.device = a.parallel ? "cpu" : trainer::resolve_device(a.device);
     if (a.parallel) return train_parallel(a, note);
-    trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
+    trainer::Corpus corpus = training_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     std::unique_ptr<trainer::JsonlLog> log;
     if (!a.resume.empty()) {
