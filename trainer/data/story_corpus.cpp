@@ -18,10 +18,12 @@ namespace {
 using List = std::vector<std::string_view>;
 using Words = StoryWords;
 
-// splitmix64: a tiny generator whose output is the same on every platform.
-class Rng {
+// splitmix64: a tiny generator whose output is the same on every platform. (Not model/params.h's
+// Rng: the corpus keeps its own draws. Names in this anonymous namespace are unique in trainer/, as
+// unity builds need.)
+class StoryRng {
  public:
-  explicit Rng(std::uint64_t seed) : s_(seed) {}
+  explicit StoryRng(std::uint64_t seed) : s_(seed) {}
   std::uint64_t next() {
     std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -61,7 +63,7 @@ struct Who {
 
 bool has(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
-Who make_who(Rng& r, const Words& W_, std::string_view avoid_name = {}) {
+Who make_who(StoryRng& r, const Words& W_, std::string_view avoid_name = {}) {
   Who w;
   do {
     w.name = r.pick(W_.names);
@@ -78,7 +80,7 @@ Who make_who(Rng& r, const Words& W_, std::string_view avoid_name = {}) {
 
 class Writer {
  public:
-  Writer(Rng& r, const Words& words, const Who& hero, const Who& friend_, std::string_view object,
+  Writer(StoryRng& r, const Words& words, const Who& hero, const Who& friend_, std::string_view object,
          std::string_view far, std::string_view kind2, std::string_view fear, std::string_view word)
       : r_(r), W_(words), hero_(hero), fr_(friend_), object_(object), far_(far), kind2_(kind2), fear_(fear),
         word_(word) {}
@@ -135,7 +137,7 @@ class Writer {
     return s;
   }
 
-  Rng& r_;
+  StoryRng& r_;
   const Words& W_;
   const Who& hero_;
   const Who& fr_;
@@ -156,7 +158,7 @@ void validate(const StoryCorpusOptions& o) {
 }
 
 std::string story(std::uint64_t seed, const StoryCorpusOptions& o, const Words& W_) {
-  Rng r(seed);
+  StoryRng r(seed);
   const Who hero = make_who(r, W_);
   const Who fr = make_who(r, W_, hero.name);
   const std::string_view object = r.pick(W_.objects);
@@ -268,7 +270,7 @@ const Words& words_of(const StoryCorpusOptions& o) {
   return o.words ? *o.words : source_tree_story_words();
 }
 
-std::uint64_t fnv1a(std::string_view s) {
+std::uint64_t story_hash(std::string_view s) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
   return h;
@@ -294,14 +296,14 @@ std::string generate_story(std::uint64_t seed, const StoryCorpusOptions& options
 Corpus generate_story_corpus(const StoryCorpusOptions& options) {
   validate(options);
   const Words& words = words_of(options);
-  Rng seeds(options.seed);
+  StoryRng seeds(options.seed);
   std::vector<std::string> docs;
   std::unordered_set<std::uint64_t> seen;  // no story twice, so train and held-out never share one
   std::size_t bytes = 0;
   std::size_t misses = 0;
   while (bytes < options.target_bytes || docs.size() < 2) {
     std::string s = story(seeds.next(), options, words);
-    if (!seen.insert(fnv1a(s)).second) {
+    if (!seen.insert(story_hash(s)).second) {
       if (++misses > 1000000) throw Error("story corpus: too few distinct stories for this size");
       continue;
     }

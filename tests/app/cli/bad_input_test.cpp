@@ -156,6 +156,11 @@ TEST_F(BadInput, CheckpointConfigsThatCannotFitAreOneLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
   }
+  // sample reads a checkpoint as predict does.
+  expect_refused(run(&cli::sample_main, {"sample", "--resume",
+                                         variant("cfg.st", [](safetensors::File& f) { set_field(f, "config", "n_experts", "2147483647"); }),
+                                         "--prompt", "Once upon a"}),
+                 "n_experts must be at most 4096, got 2147483647");
   // Within the bounds but beyond this machine's memory (here a 100 MB budget): the estimate
   // refuses it before a byte of the model is allocated.
   ::setenv("ONEGPU_MEMORY_LIMIT", "100000000", 1);
