@@ -100,7 +100,8 @@ std::vector<Record> records_at(const json::Value& v, const std::string& at,
     if (!item.is_object()) throw Error(here + " must be an object");
     Record r;
     for (const auto& [key, field] : item.as_object()) {
-      const auto f = std::find_if(fields.begin(), fields.end(), [&](const auto& p) { return key == p.first; });
+      const std::string& k = key;  // (clang 14 cannot capture a structured binding)
+      const auto f = std::find_if(fields.begin(), fields.end(), [&](const auto& p) { return k == p.first; });
       if (f == fields.end()) throw Error(here + " has an unknown key '" + text::printable(key) + "'");
       r.*(f->second) = text_at(field, here + "." + key);
     }
@@ -145,7 +146,8 @@ StoryWords parse_story_words(std::string_view json_text, const std::string& wher
     std::vector<std::string> seen;
     for (const auto& [key, value] : v.as_object()) {
       seen.push_back(key);
-      const auto list = std::find_if(kLists.begin(), kLists.end(), [&](const auto& p) { return key == p.first; });
+      const std::string& k = key;
+      const auto list = std::find_if(kLists.begin(), kLists.end(), [&](const auto& p) { return k == p.first; });
       if (key == "about") {
         if (!value.is_string()) throw Error("'about' must be text");
       } else if (key == "quests") {
