@@ -150,7 +150,7 @@ TEST_F(BadInput, CheckpointConfigsThatCannotFitAreOneLine) {
            {"n_layers", "1024", "n_layers must be at most 512, got 1024"},
            {"d_model", "64x", "'d_model' is not a whole number in range, got '64x'"},
            {"norm_eps", "nan", "'norm_eps' is not a finite number"}}) {
-    const std::string ck = variant("cfg.st", [&](safetensors::File& f) { set_field(f, "config", field, value); });
+    const std::string ck = variant("cfg.st", [k = field, v = value](safetensors::File& f) { set_field(f, "config", k, v); });
     Outcome r = predict(ck);
     EXPECT_EQ(r.rc, 2) << field << "=" << value;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -173,7 +173,7 @@ TEST_F(BadInput, CheckpointConfigsThatCannotFitAreOneLine) {
            {"eval_rows", "999999999", "eval_rows must be at most 1000000"},
            {"steps", "2abc", "'steps' is not a whole number, got '2abc'"},
            {"lr", "1e999", "'lr' is not a finite number"}}) {
-    const std::string ck = variant("opt.st", [&](safetensors::File& f) { set_field(f, "train_options", field, value); });
+    const std::string ck = variant("opt.st", [k = field, v = value](safetensors::File& f) { set_field(f, "train_options", k, v); });
     expect_refused(run(&cli::train_main, {"train", "--resume", ck, "--steps", "4", "--corpus", corpus()}), want);
   }
   expect_refused(predict(variant("step.st", [](safetensors::File& f) { f.metadata["step"] = "2abc"; })),
