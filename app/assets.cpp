@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "app/cli/asset_files.h"
 #include "render/error.h"
 
 namespace onegpu::app {
@@ -35,6 +36,9 @@ const std::vector<fs::path> kTitle = {
 }  // namespace
 
 Assets find_assets(const Options& o) {
+  // The story the chapters and the Lab train on needs the corpus's word lists (assets/corpus):
+  // a missing or broken file is one line (trainer::Error) before any window opens.
+  (void)cli::story_words();
   Assets a;
   if (!o.shader_dir.empty()) {
     a.scene.shader_dir = o.shader_dir;

@@ -1,10 +1,10 @@
 #include "app/cli/run_preset.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "app/cli/asset_files.h"
 #include "app/cli/train_command.h"
 #include "trainer/error.h"
 #include "trainer/io/json.h"
@@ -34,12 +34,6 @@ std::string known_keys() {
   for (const char* k : kTextKeys) s += std::string(", ") + k;
   for (const char* k : kIntegerKeys) s += std::string(", ") + k;
   return s;
-}
-
-fs::path exe_dir() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path(".") : p.parent_path();
 }
 
 }  // namespace
@@ -93,16 +87,7 @@ RunPreset parse_run_preset(std::string_view body, const std::string& name, const
   return p;
 }
 
-fs::path presets_dir() {
-  if (const char* env = std::getenv("ONEGPU_ASSETS"); env && *env) return fs::path(env) / "runs";
-  std::error_code ec;
-  if (fs::is_directory(exe_dir() / "assets" / "runs", ec)) return exe_dir() / "assets" / "runs";
-#ifdef ONEGPU_ASSETS_DIR
-  return fs::path(ONEGPU_ASSETS_DIR) / "runs";
-#else
-  return fs::path("assets") / "runs";
-#endif
-}
+fs::path presets_dir() { return assets_dir() / "runs"; }
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;

@@ -33,8 +33,7 @@ RunPreset parse_run_preset(std::string_view text, const std::string& name, const
 // NAME (a file in presets_dir()) or a path to a file (it has a '/' or ends in .json).
 RunPreset load_run_preset(const std::string& name_or_file);
 
-// Where the shipped presets are: $ONEGPU_ASSETS/runs, else assets/runs beside the program,
-// else in the source tree it was built from.
+// Where the shipped presets are: assets_dir()/runs (asset_files.h).
 std::filesystem::path presets_dir();
 // The shipped presets' names, sorted.
 std::vector<std::string> preset_names();

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/cli/asset_files.h"
 #include "app/cli/flags.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
@@ -470,7 +471,7 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
                                     "use a smaller --batch, --seq or --dp");
   }
   if (!note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
-  trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
+  trainer::Corpus corpus = training_corpus(a.corpus);
   trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
   mc.vocab = (int)tok.vocab_size();
   const trainer::TokenDataset data = trainer::TokenDataset::build(tok, corpus.train);
@@ -542,7 +543,7 @@ int train_main(int argc, char** argv) {
       throw Error("started by " + le.launcher + " as rank " + std::to_string(le.rank) + " of " + std::to_string(le.world) +
                   ": one process per GPU is not built yet; start one process (--dp/--ep/--pp split it into virtual ranks)");
     if (a.parallel) return train_parallel(a, note);
-    trainer::Corpus corpus = a.corpus.empty() ? trainer::generate_story_corpus() : trainer::load_text_corpus(a.corpus);
+    trainer::Corpus corpus = training_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     std::unique_ptr<trainer::JsonlLog> log;
     if (!a.resume.empty()) {

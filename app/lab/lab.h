@@ -96,6 +96,11 @@ class Lab {
 
   // The configuration in the panel (and what "Apply" builds). Not applied by itself.
   void set_args(const cli::TrainArgs& a);
+  // A run preset (a name in assets/runs or a file) into the configuration, read by the loader
+  // `onegpu lab --preset` uses (lab_panel.cpp). Not applied by itself. A bad one leaves the
+  // configuration as it was and keeps the one-line reason, shown in pink under the preset row.
+  bool load_preset(const std::string& name_or_file);
+  const std::string& preset_error() const { return preset_error_; }
   const cli::TrainArgs& args() const { return edit_; }
 
   // The ImGui panels; returns where the ranks view goes.
@@ -139,6 +144,7 @@ class Lab {
  private:
   // lab_panel.cpp
   void config_panel(const RunnerStatus& st, float scale, const LabFonts& fonts);
+  void preset_row(float scale, const LabFonts& fonts);
   void controls_panel(const RunnerStatus& st, float scale, const LabFonts& fonts);
   void status_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
   void by_hand_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
@@ -187,6 +193,9 @@ class Lab {
   cli::TrainArgs compare_;     // the other split, as the compare tab's fields hold it
   bool compare_init_ = false;  // compare_ was filled from the live run once
   char open_path_[512] = "";
+  char preset_path_[512] = "";           // the preset row's file field (lab_panel.cpp)
+  std::vector<std::string> preset_names_;  // assets/runs, listed when the preset list opens
+  std::string preset_shown_, preset_note_, preset_error_;
   char export_base_[256] = "onegpu-lab";
   std::string open_request_, png_request_, message_;
   bool message_error_ = false;    // the traffic tab's layer (-1: all summed)       // a replay key pressed since the last frame  // set_tab asked for a tab: select it on the next frame

@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/cli/run_preset.h"
 #include "app/lab/lab_explain.h"
 #include "render/palette.h"
 
@@ -79,6 +80,7 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   }
   bool changed = false;
   if (open) {
+  preset_row(s, fonts);
   const float w = 104.0f * s;
   static const char* models[] = {"story", "story8", "scale"};
   int mi = (int)(std::find(models, models + 3, edit_.model) - models);
@@ -144,6 +146,47 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
     ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
     ImGui::TextColored(im(render::palette::backward), "%s", st.error.c_str());
     ImGui::PopTextWrapPos();
+  }
+}
+
+// A preset: the list of assets/runs, or a file typed in. Loading fills the fields above
+// "Apply" (nothing runs until it is pressed); a bad file keeps them and says why in pink.
+void Lab::preset_row(float s, const LabFonts& fonts) {
+  const float w = 104.0f * s;
+  ImGui::SetNextItemWidth(w);
+  if (ImGui::BeginCombo("preset", preset_shown_.empty() ? "choose..." : preset_shown_.c_str())) {
+    if (ImGui::IsWindowAppearing()) preset_names_ = cli::preset_names();  // files added since are listed
+    for (const std::string& n : preset_names_)
+      if (ImGui::Selectable(n.c_str(), n == preset_shown_)) load_preset(n);
+    if (preset_names_.empty()) ImGui::TextDisabled("none in %s", cli::presets_dir().string().c_str());
+    ImGui::EndCombo();
+  }
+  const float bw = 52.0f * s;
+  ImGui::SetNextItemWidth(std::max(w, ImGui::GetContentRegionAvail().x - bw - ImGui::GetStyle().ItemSpacing.x));
+  const bool enter = ImGui::InputTextWithHint("##preset_file", "or a preset file (.json)", preset_path_,
+                                              sizeof preset_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if ((ImGui::Button("Load", {bw, 0}) || enter) && preset_path_[0]) load_preset(preset_path_);
+  if (preset_error_.empty() && preset_note_.empty()) return;
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::PushFont(fonts.small);
+  if (!preset_error_.empty()) ImGui::TextColored(im(render::palette::backward), "%s", preset_error_.c_str());
+  else ImGui::TextDisabled("%s", preset_note_.c_str());
+  ImGui::PopFont();
+  ImGui::PopTextWrapPos();
+}
+
+bool Lab::load_preset(const std::string& name_or_file) {
+  try {
+    const cli::RunPreset p = cli::load_run_preset(name_or_file);  // throws the one line
+    set_args(lab_train_args(p.flags));
+    preset_shown_ = p.name;
+    preset_note_ = p.about.empty() ? "loaded; Apply runs it" : p.about + " (Apply runs it)";
+    preset_error_.clear();
+    return true;
+  } catch (const std::exception& e) {
+    preset_error_ = e.what();
+    return false;
   }
 }
 

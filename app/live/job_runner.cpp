@@ -1,5 +1,6 @@
 #include "app/live/job_runner.h"
 #include "app/live/step_records.h"
+#include "app/cli/asset_files.h"
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +17,6 @@
 
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/corpus.h"
-#include "trainer/data/story_corpus.h"
 #include "trainer/train/heldout.h"
 #include "trainer/error.h"
 #include "trainer/model/config.h"
@@ -387,8 +387,7 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
     status_.microbatches_released = 0;
   }
   if (!L.corpus || L.corpus_path != a.corpus) {
-    L.corpus = std::make_unique<trainer::Corpus>(a.corpus.empty() ? trainer::generate_story_corpus()
-                                                                   : trainer::load_text_corpus(a.corpus));
+    L.corpus = std::make_unique<trainer::Corpus>(cli::training_corpus(a.corpus));
     L.tok = std::make_shared<trainer::BpeTokenizer>(trainer::BpeTokenizer::train(L.corpus->train));
     L.data = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->train));
     L.heldout = std::make_unique<trainer::TokenDataset>(trainer::TokenDataset::build(*L.tok, L.corpus->heldout));

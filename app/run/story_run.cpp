@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/cli/asset_files.h"
 #include "app/live/job_runner.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/error.h"
@@ -25,7 +26,9 @@ StoryRun& StoryRun::get() {
 }
 
 StoryRun::StoryRun() {
-  corpus_ = generate_story_corpus(StoryCorpusOptions{});
+  StoryCorpusOptions co;
+  co.words = cli::story_words();  // assets/corpus/story.json, found as the program finds its assets
+  corpus_ = generate_story_corpus(co);
   tok_ = BpeTokenizer::train(corpus_.train, BpeTrainOptions{});
   time_token_ = tok_.token_id(" time");
 

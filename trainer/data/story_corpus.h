@@ -1,13 +1,16 @@
 #pragma once
 // The story corpus the project writes for itself: short tales generated from a grammar and word
-// lists of our own (characters, places, objects, events, endings), deterministic for a seed.
+// lists of our own (characters, places, objects, events, endings; read from a file, see
+// story_words.h), deterministic for a seed and a words file.
 // Many stories open "Once upon a time"; the rest open in other ways ("Long ago, ...", "One
 // morning, ...") and none of those begin "Once upon a". Stories are separate documents.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "trainer/data/corpus.h"
+#include "trainer/data/story_words.h"
 
 namespace onegpu::trainer {
 
@@ -21,6 +24,9 @@ struct StoryCorpusOptions {
   double once_upon_fraction = 0.6;
   // The word after "Once upon a". Letters only (a-z, A-Z). "time" for the normal corpus.
   std::string once_upon_word = "time";
+  // The word lists drawn from; null: source_tree_story_words() (tests, benchmarks). The program
+  // passes the file it found (app/cli/asset_files.h).
+  std::shared_ptr<const StoryWords> words;
 
   // The variant for the "it learns what it sees" test: every story opens "Once upon a <word>".
   static StoryCorpusOptions variant(std::string word, std::uint64_t seed = 1,

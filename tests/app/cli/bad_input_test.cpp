@@ -150,12 +150,17 @@ TEST_F(BadInput, CheckpointConfigsThatCannotFitAreOneLine) {
            {"n_layers", "1024", "n_layers must be at most 512, got 1024"},
            {"d_model", "64x", "'d_model' is not a whole number in range, got '64x'"},
            {"norm_eps", "nan", "'norm_eps' is not a finite number"}}) {
-    const std::string ck = variant("cfg.st", [&](safetensors::File& f) { set_field(f, "config", field, value); });
+    const std::string ck = variant("cfg.st", [k = field, v = value](safetensors::File& f) { set_field(f, "config", k, v); });
     Outcome r = predict(ck);
     EXPECT_EQ(r.rc, 2) << field << "=" << value;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
   }
+  // sample reads a checkpoint as predict does.
+  expect_refused(run(&cli::sample_main, {"sample", "--resume",
+                                         variant("cfg.st", [](safetensors::File& f) { set_field(f, "config", "n_experts", "2147483647"); }),
+                                         "--prompt", "Once upon a"}),
+                 "n_experts must be at most 4096, got 2147483647");
   // Within the bounds but beyond this machine's memory (here a 100 MB budget): the estimate
   // refuses it before a byte of the model is allocated.
   ::setenv("ONEGPU_MEMORY_LIMIT", "100000000", 1);
@@ -168,7 +173,7 @@ TEST_F(BadInput, CheckpointConfigsThatCannotFitAreOneLine) {
            {"eval_rows", "999999999", "eval_rows must be at most 1000000"},
            {"steps", "2abc", "'steps' is not a whole number, got '2abc'"},
            {"lr", "1e999", "'lr' is not a finite number"}}) {
-    const std::string ck = variant("opt.st", [&](safetensors::File& f) { set_field(f, "train_options", field, value); });
+    const std::string ck = variant("opt.st", [k = field, v = value](safetensors::File& f) { set_field(f, "train_options", k, v); });
     expect_refused(run(&cli::train_main, {"train", "--resume", ck, "--steps", "4", "--corpus", corpus()}), want);
   }
   expect_refused(predict(variant("step.st", [](safetensors::File& f) { f.metadata["step"] = "2abc"; })),

@@ -144,7 +144,7 @@ void expect_valid(const onegpu::cli::TrainArgs& a) {
   using namespace onegpu::trainer;
   EXPECT_NO_THROW(parallel_run_config(model_preset(a.model), onegpu::cli::parallel_options(a)));
 }
-std::string error_of(std::vector<std::string> args) {
+std::string split_error_of(std::vector<std::string> args) {
   try {
     filled(args);
   } catch (const Error& e) {
@@ -178,11 +178,11 @@ TEST(Cli, PipelinePicksMicrobatchesWhenNotGiven) {
   EXPECT_EQ(filled({}).second, "");
   EXPECT_EQ(filled({}).first.microbatches, 1);
   // pp=4 over dp=2 needs 4 microbatches of the 2 texts per dp rank: one line naming the fix.
-  const std::string e = error_of({"--pp", "4", "--dp", "2"});
+  const std::string e = split_error_of({"--pp", "4", "--dp", "2"});
   EXPECT_NE(e.find("--pp 4 needs --microbatches 4"), std::string::npos) << e;
   EXPECT_NE(e.find("say --batch 8"), std::string::npos) << e;
   // A more basic rule broken as well is the one reported: 4 layers do not split over pp=3.
-  EXPECT_NE(error_of({"--pp", "3"}).find("layers must split over pp x vstages"), std::string::npos);
+  EXPECT_NE(split_error_of({"--pp", "3"}).find("layers must split over pp x vstages"), std::string::npos);
 }
 
 TEST(Cli, InterleavedPicksTwoChunksOrSaysWhy) {
@@ -193,9 +193,9 @@ TEST(Cli, InterleavedPicksTwoChunksOrSaysWhy) {
   EXPECT_NE(note.find("--microbatches 2 (interleaved"), std::string::npos) << note;
   expect_valid(a);
   // story has 4 layers: pp=4 x 2 chunks does not fit.
-  const std::string e = error_of({"--pp", "4", "--schedule", "interleaved"});
+  const std::string e = split_error_of({"--pp", "4", "--schedule", "interleaved"});
   EXPECT_NE(e.find("4 layers of model story do not split over pp x 2 = 8"), std::string::npos) << e;
-  EXPECT_NE(error_of({"--schedule", "interleaved", "--vstages", "1"}).find("needs --vstages 2 or more"),
+  EXPECT_NE(split_error_of({"--schedule", "interleaved", "--vstages", "1"}).find("needs --vstages 2 or more"),
             std::string::npos);
   // --vstages alone implies the only schedule that has chunks.
   auto [b, n] = filled({"--pp", "2", "--vstages", "2"});

@@ -19,7 +19,7 @@ struct Parsed {
   bool quiet = false;
 };
 
-std::string error_of(std::vector<std::string> args, bool words_are_options = false) {
+std::string flags_error_of(std::vector<std::string> args, bool words_are_options = false) {
   Parsed p;
   Flags f("onegpu test", "a test command");
   f.errors(words_are_options ? " (see onegpu --help)" : "", words_are_options);
@@ -58,22 +58,22 @@ TEST(Flags, ValuesFlagsAndTheLastOfARepeatedFlag) {
 }
 
 TEST(Flags, BadInputIsOneLineInOurWords) {
-  EXPECT_EQ(error_of({"--frobnicate", "1"}), "unknown option '--frobnicate'");
-  EXPECT_EQ(error_of({"stray"}), "unexpected argument 'stray'");
-  EXPECT_EQ(error_of({"stray"}, true), "unknown option 'stray' (see onegpu --help)");
-  EXPECT_EQ(error_of({"--steps"}), "--steps needs a value");
-  EXPECT_EQ(error_of({"--log", ""}), "--log needs a value, got an empty one");
-  EXPECT_EQ(error_of({"--steps", " 5"}), "--steps expects a whole number (digits only), got ' 5'");
-  EXPECT_EQ(error_of({"--steps", "+5"}), "--steps expects a whole number (digits only), got '+5'");
-  EXPECT_EQ(error_of({"--steps", "4294967297"}), "--steps must be between 1 and 100, got 4294967297");
-  EXPECT_EQ(error_of({"--steps", "-3"}), "--steps must be between 1 and 100, got -3");
+  EXPECT_EQ(flags_error_of({"--frobnicate", "1"}), "unknown option '--frobnicate'");
+  EXPECT_EQ(flags_error_of({"stray"}), "unexpected argument 'stray'");
+  EXPECT_EQ(flags_error_of({"stray"}, true), "unknown option 'stray' (see onegpu --help)");
+  EXPECT_EQ(flags_error_of({"--steps"}), "--steps needs a value");
+  EXPECT_EQ(flags_error_of({"--log", ""}), "--log needs a value, got an empty one");
+  EXPECT_EQ(flags_error_of({"--steps", " 5"}), "--steps expects a whole number (digits only), got ' 5'");
+  EXPECT_EQ(flags_error_of({"--steps", "+5"}), "--steps expects a whole number (digits only), got '+5'");
+  EXPECT_EQ(flags_error_of({"--steps", "4294967297"}), "--steps must be between 1 and 100, got 4294967297");
+  EXPECT_EQ(flags_error_of({"--steps", "-3"}), "--steps must be between 1 and 100, got -3");
   // A value that looks like a flag is still the value of the flag before it.
-  EXPECT_EQ(error_of({"--log", "--quiet"}), "no error");
+  EXPECT_EQ(flags_error_of({"--log", "--quiet"}), "no error");
   // The first bad value typed is the one reported.
-  EXPECT_EQ(error_of({"--steps", "0", "--log", ""}), "--steps must be between 1 and 100, got 0");
-  EXPECT_EQ(error_of({"--log", "", "--steps", "0"}), "--log needs a value, got an empty one");
+  EXPECT_EQ(flags_error_of({"--steps", "0", "--log", ""}), "--steps must be between 1 and 100, got 0");
+  EXPECT_EQ(flags_error_of({"--log", "", "--steps", "0"}), "--log needs a value, got an empty one");
   // Terminal escapes in a typed word come back escaped.
-  EXPECT_EQ(error_of({"--\x1b[31m"}), "unknown option '--\\x1b[31m'");
+  EXPECT_EQ(flags_error_of({"--\x1b[31m"}), "unknown option '--\\x1b[31m'");
 }
 
 TEST(Flags, HelpIsGeneratedFromTheFlags) {

@@ -24,7 +24,7 @@ fs::path write(const std::string& name, const std::string& body) {
   return p;
 }
 
-std::string error_of(const std::string& body) {
+std::string preset_error_of(const std::string& body) {
   try {
     cli::read_run_preset(write("bad_preset.json", body));
   } catch (const trainer::Error& e) {
@@ -98,14 +98,14 @@ TEST(RunPreset, BadFilesAreOneLineNamingTheKey) {
            {"{\"link\": \"\"}", "--link needs a value, got an empty one"},
            {"{\"a\": {\"b\": {\"c\": {\"d\": {\"e\": {\"f\": {\"g\": {\"h\": {\"i\": 1}}}}}}}}}", "JSON"},
        }) {
-    const std::string m = error_of(body);
+    const std::string m = preset_error_of(body);
     EXPECT_EQ(m.rfind("preset ", 0), 0u) << body << " -> " << m;
     EXPECT_NE(m.find("bad_preset.json: "), std::string::npos) << body << " -> " << m;
     EXPECT_NE(m.find(want), std::string::npos) << body << " -> " << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
   // Not a regular file, or too large for a preset: refused before reading.
-  EXPECT_NE(error_of(std::string(70 << 10, ' ')).find("larger than 64 KB"), std::string::npos);
+  EXPECT_NE(preset_error_of(std::string(70 << 10, ' ')).find("larger than 64 KB"), std::string::npos);
   try {
     cli::read_run_preset(::testing::TempDir());
     FAIL();

@@ -30,21 +30,46 @@ TEST(StoryCorpus, SameSeedSameBytes) {
   EXPECT_NE(a.train, c.train);
 }
 
-TEST(StoryCorpus, FingerprintIsFixed) {
-  // Resuming a run regenerates the corpus, so its bytes must not drift between builds or
-  // machines (the generator uses no std:: distributions, whose output differs between standard
-  // libraries). If you change the grammar on purpose, update this fingerprint: old runs then
-  // no longer resume bit-identically.
-  const Corpus c = generate_story_corpus(small(7));
+std::uint64_t fingerprint(const Corpus& c) {
   std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over every document, each ended by 0xff
   for (const auto* part : {&c.train, &c.heldout})
     for (const auto& d : *part) {
       for (unsigned char ch : d) h = (h ^ ch) * 0x100000001b3ull;
       h = (h ^ 0xffu) * 0x100000001b3ull;
     }
+  return h;
+}
+
+TEST(StoryCorpus, FingerprintIsFixed) {
+  // Resuming a run regenerates the corpus, so its bytes must not drift between builds or
+  // machines (the generator uses no std:: distributions, whose output differs between standard
+  // libraries). If you change the grammar on purpose, update this fingerprint: old runs then
+  // no longer resume bit-identically.
+  const Corpus c = generate_story_corpus(small(7));
   EXPECT_EQ(c.train.size(), 232u);
   EXPECT_EQ(c.heldout.size(), 12u);
-  EXPECT_EQ(h, 0x1d66eea8e6787df1ull);
+  EXPECT_EQ(fingerprint(c), 0x1d66eea8e6787df1ull);
+}
+
+// The word lists moved from code to assets/corpus/story.json: the corpus every run trains on
+// (the default), the "it learns what it sees" variant and one with no "Once upon a" kept the
+// bytes they had when the lists were in code (fingerprints taken before the move).
+TEST(StoryCorpus, WordsFromTheAssetFileGiveTheCorpusOfBefore) {
+  const Corpus a = generate_story_corpus();
+  EXPECT_EQ(a.train.size(), 4883u);
+  EXPECT_EQ(a.heldout.size(), 257u);
+  EXPECT_EQ(fingerprint(a), 0xea28b66ade1655bfull);
+  const Corpus b = generate_story_corpus(StoryCorpusOptions::variant("dream", 1, std::size_t{1} << 20));
+  EXPECT_EQ(b.train.size(), 1222u);
+  EXPECT_EQ(fingerprint(b), 0x03086ed39361789cull);
+  StoryCorpusOptions o = small(9, 300000);
+  o.once_upon_fraction = 0.0;
+  const Corpus c = generate_story_corpus(o);
+  EXPECT_EQ(c.train.size(), 345u);
+  EXPECT_EQ(fingerprint(c), 0x926f0df42bcfcad9ull);
+  // The same file passed in by a caller (as the program does) gives the same bytes.
+  o.words = std::make_shared<const StoryWords>(load_story_words(ONEGPU_TEST_ASSETS "/corpus/story.json"));
+  EXPECT_EQ(fingerprint(generate_story_corpus(o)), 0x926f0df42bcfcad9ull);
 }
 
 TEST(StoryCorpus, SizeFollowsTheTarget) {
