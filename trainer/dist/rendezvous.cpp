@@ -21,7 +21,7 @@ namespace onegpu::trainer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::uint32_t kMagic = 0x4F475055;  // "OGPU": a peer of this program, not a stray client
+constexpr std::uint32_t kRendezvousMagic = 0x4F475055;  // "OGPU": a peer of this program, not a stray client
 
 std::string where(const LaunchEnv& e) { return e.master_addr + ":" + std::to_string(e.master_port); }
 std::string secs(double s) {
@@ -69,12 +69,12 @@ bool recv_all(int fd, void* p, std::size_t n, Clock::time_point deadline) {
 
 // A message: magic, length, bytes.
 bool send_msg(int fd, const std::vector<std::uint8_t>& b, Clock::time_point deadline) {
-  const std::uint32_t head[2] = {htonl(kMagic), htonl((std::uint32_t)b.size())};
+  const std::uint32_t head[2] = {htonl(kRendezvousMagic), htonl((std::uint32_t)b.size())};
   return send_all(fd, head, sizeof head, deadline) && send_all(fd, b.data(), b.size(), deadline);
 }
 bool recv_msg(int fd, std::vector<std::uint8_t>& b, Clock::time_point deadline) {
   std::uint32_t head[2];
-  if (!recv_all(fd, head, sizeof head, deadline) || ntohl(head[0]) != kMagic) return false;
+  if (!recv_all(fd, head, sizeof head, deadline) || ntohl(head[0]) != kRendezvousMagic) return false;
   const std::uint32_t n = ntohl(head[1]);
   if (n > (64u << 20)) return false;  // small exchanges only
   b.resize(n);

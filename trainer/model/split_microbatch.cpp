@@ -14,7 +14,7 @@
 namespace onegpu::trainer {
 
 namespace {
-constexpr int kSpin = 1000;  // pause iterations (about 25 us) before sleeping: most waits are short
+constexpr int kShareSpin = 1000;  // pause iterations (about 25 us) before sleeping: most waits are short
 constexpr int kAborted = 1 << 28;  // added to every counter on abort, past any target
 }  // namespace
 
@@ -41,7 +41,7 @@ double SplitMicrobatch::aux_sum(int round) const {
 
 void SplitMicrobatch::wait_until(std::atomic<int>& a, int target) {
   int v = a.load(std::memory_order_acquire);
-  for (int s = 0; v < target && s < kSpin; ++s) {
+  for (int s = 0; v < target && s < kShareSpin; ++s) {
     ONEGPU_PAUSE();
     v = a.load(std::memory_order_acquire);
   }

@@ -33,7 +33,7 @@ struct SplitRun {
 };
 
 SplitRun train(const std::string& device, int dp, int ep, int pp, Schedule s, int zero = 0, int steps = 4) {
-  const auto& d = test::small_story<16>();
+  const auto& d = ::onegpu::test::small_story<16>();
   ParallelOptions o;
   o.dp = dp;
   o.ep = ep;
