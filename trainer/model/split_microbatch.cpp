@@ -4,12 +4,7 @@
 
 #include "trainer/error.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define ONEGPU_PAUSE() _mm_pause()
-#else
-#define ONEGPU_PAUSE() std::this_thread::yield()
-#endif
+#include "trainer/ops/cpu_pause.h"
 
 namespace onegpu::trainer {
 
@@ -42,7 +37,7 @@ double SplitMicrobatch::aux_sum(int round) const {
 void SplitMicrobatch::wait_until(std::atomic<int>& a, int target) {
   int v = a.load(std::memory_order_acquire);
   for (int s = 0; v < target && s < kShareSpin; ++s) {
-    ONEGPU_PAUSE();
+    cpu_pause();
     v = a.load(std::memory_order_acquire);
   }
   while (v < target) {

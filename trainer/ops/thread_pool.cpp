@@ -2,12 +2,7 @@
 
 #include "trainer/error.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define ONEGPU_PAUSE() _mm_pause()
-#else
-#define ONEGPU_PAUSE() std::this_thread::yield()
-#endif
+#include "trainer/ops/cpu_pause.h"
 
 namespace onegpu::trainer {
 
@@ -51,7 +46,7 @@ void ThreadPool::worker_loop() {
     for (int s = 0; s < kSpin && generation_.load(std::memory_order_acquire) == seen &&
                     !stop_.load(std::memory_order_acquire);
          ++s)
-      ONEGPU_PAUSE();
+      cpu_pause();
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lk(mu_);
       cv_start_.wait(lk, [&] {
@@ -82,7 +77,7 @@ void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
   cv_start_.notify_all();
   run_chunks();
   // Only chunks already claimed by a worker can be outstanding here.
-  for (int s = 0; s < kSpin && done_.load(std::memory_order_acquire) != n; ++s) ONEGPU_PAUSE();
+  for (int s = 0; s < kSpin && done_.load(std::memory_order_acquire) != n; ++s) cpu_pause();
   if (done_.load(std::memory_order_acquire) != n) {
     std::unique_lock<std::mutex> lk(mu_);
     cv_done_.wait(lk, [&] { return done_.load(std::memory_order_acquire) == n; });
