@@ -325,11 +325,16 @@ void App::after_frame(int fb_w, int fb_h, double now) {
 
 void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
   // Opened with nothing to show: start the panel's configuration, so "Step one op" works at once.
+  // While the runner is busy with a chapter's job (a teacher pressed L mid-chapter), ask again
+  // on a later frame instead of leaving the Lab empty.
   if (!recorded_ && !lab_autostarted_) {
     const RunnerStatus st = JobRunner::shared().status();
-    if (!JobRunner::shared().live() && !st.building && st.queued == 0 && st.error.empty())
+    if (JobRunner::shared().live() || !st.error.empty()) {
+      lab_autostarted_ = true;  // a run to show, or an error to read
+    } else if (!st.building && st.queued == 0) {
       JobRunner::shared().configure(lab_->args());
-    lab_autostarted_ = true;
+      lab_autostarted_ = true;
+    }
   }
   // The Lab's panels tile the window around the ranks view, so their background is the clear
   // colour and they draw none (lab.h, kLabPanelBg): on a software rasteriser, shading a million
