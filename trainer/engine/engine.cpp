@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trainer/error.h"
+#include "trainer/ops/start_threads.h"
 
 namespace onegpu::trainer {
 
@@ -34,7 +35,11 @@ Engine::Engine(const Plan& plan, OpRunner& runner, EngineOptions options)
   step_ = options_.step;
   epoch_ns_ = now_ns();
   threads_.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+  start_threads(threads_, n, "an engine worker", [this](int i) { worker_main(i); }, [this] {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+    work_cv_.notify_all();
+  });
 }
 
 Engine::~Engine() {

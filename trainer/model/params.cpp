@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <utility>
 
 #include "trainer/error.h"
+#include "trainer/ops/start_threads.h"
 
 namespace onegpu::trainer {
 
@@ -148,20 +150,19 @@ void ParamStore::init_master(std::uint64_t seed, int threads) {
   };
   // Contiguous runs of tensors with about equal numbers of weights, one per thread.
   threads = std::max(1, threads);
-  std::vector<std::thread> pool;
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
   std::size_t first = 0;
   std::int64_t done = 0;
   for (int w = 0; w < threads; ++w) {
     const std::int64_t goal = count_ * (w + 1) / threads;
     std::size_t last = first;
     while (last < tensors_.size() && (w == threads - 1 || done < goal)) done += tensors_[last++].size();
-    if (w == threads - 1) {
-      fill(first, last);  // this thread takes the last run
-    } else {
-      pool.emplace_back(fill, first, last);
-    }
+    runs.emplace_back(first, last);
     first = last;
   }
+  std::vector<std::thread> pool;
+  start_threads(pool, threads - 1, "a weight set-up", [&](int w) { fill(runs[(std::size_t)w].first, runs[(std::size_t)w].second); });
+  fill(runs.back().first, runs.back().second);  // this thread takes the last run
   for (auto& t : pool) t.join();
 }
 

@@ -3,6 +3,7 @@
 #include "trainer/error.h"
 
 #include "trainer/ops/cpu_pause.h"
+#include "trainer/ops/start_threads.h"
 
 namespace onegpu::trainer {
 
@@ -14,7 +15,11 @@ int ticket_idx(std::uint64_t t) { return (int)(t & kIdxMask); }
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  start_threads(workers_, threads - 1, "a matrix worker", [this](int) { worker_loop(); }, [this] {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_.store(true, std::memory_order_release);
+    cv_start_.notify_all();
+  });
 }
 
 ThreadPool::~ThreadPool() {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "trainer/error.h"
+#include "trainer/ops/start_threads.h"
 #include "trainer/io/safetensors.h"
 #include "trainer/device.h"
 #include "trainer/ops/cpu_backend.h"
@@ -93,14 +94,13 @@ void for_ranks(int world, const std::function<void(int)>& fn) {
   const int threads = std::max(1, std::min<int>(world, (int)std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   std::vector<std::exception_ptr> errors((std::size_t)threads);
-  for (int w = 0; w < threads; ++w)
-    pool.emplace_back([&, w] {
-      try {
-        for (int r = w; r < world; r += threads) fn(r);
-      } catch (...) {
-        errors[(std::size_t)w] = std::current_exception();
-      }
-    });
+  start_threads(pool, threads, "a rank set-up", [&](int w) {
+    try {
+      for (int r = w; r < world; r += threads) fn(r);
+    } catch (...) {
+      errors[(std::size_t)w] = std::current_exception();
+    }
+  });
   for (auto& th : pool) th.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);

@@ -14,6 +14,7 @@
 #include "trainer/io/json.h"
 #include "trainer/io/safetensors.h"
 #include "trainer/model/config.h"
+#include "tests/support/temp_dir.h"
 #include <map>
 
 using onegpu::cli::parse_predict_args;
@@ -57,12 +58,12 @@ TEST(Cli, BadTrainArgsAreErrors) {
 
 TEST(Cli, BadInputExitsWithStatusTwo) {
   using namespace onegpu::cli;
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(call(&train_main, {"train", "--steps", "0"}), 2);
   EXPECT_EQ(call(&train_main, {"train", "--corpus", "/nonexistent/corpus.txt"}), 2);
   EXPECT_EQ(call(&predict_main, {"predict", "--resume", "/nonexistent.ckpt", "--prompt", "hi"}), 2);
   EXPECT_EQ(call(&sample_main, {"sample", "--resume", "/nonexistent.ckpt", "--prompt", "hi"}), 2);
-  std::string err = testing::internal::GetCapturedStderr();
+  std::string err = ::testing::internal::GetCapturedStderr();
   // One line per failure, each naming the command.
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 4) << err;
   EXPECT_NE(err.find("onegpu train: error: --steps"), std::string::npos) << err;
@@ -76,22 +77,22 @@ TEST(Cli, TrainLogSaveThenPredictAndSampleFromTheCheckpoint) {
   StoryCorpusOptions o;
   o.target_bytes = 100 << 10;
   Corpus c = generate_story_corpus(o);
-  std::string corpus = ::testing::TempDir() + "cli_corpus.txt", log = ::testing::TempDir() + "cli_log.jsonl",
-              ckpt = ::testing::TempDir() + "cli.safetensors";
+  const onegpu::trainer::testing::TempDir dir;
+  std::string corpus = dir.file("cli_corpus.txt"), log = dir.file("cli_log.jsonl"), ckpt = dir.file("cli.safetensors");
   {
     std::ofstream out(corpus);
     for (const auto& d : c.train) out << d << "\n\n";
     for (const auto& d : c.heldout) out << d << "\n\n";
   }
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(call(&train_main, {"train", "--steps", "3", "--batch", "2", "--microbatches", "2", "--corpus", corpus,
                                "--log", log, "--save", ckpt, "--quiet"}),
             0);
   EXPECT_EQ(call(&predict_main, {"predict", "--resume", ckpt, "--prompt", "Once upon a", "--top", "4"}), 0);
   EXPECT_EQ(call(&sample_main, {"sample", "--resume", ckpt, "--prompt", "Once upon a", "--tokens", "5"}), 0);
   // Stopped at step 2 of 4 and resumed: the same weights as the uninterrupted run, bit for bit.
-  std::string mid = ::testing::TempDir() + "cli_mid.safetensors", full = ::testing::TempDir() + "cli_full.safetensors";
+  std::string mid = dir.file("cli_mid.safetensors"), full = dir.file("cli_full.safetensors");
   EXPECT_EQ(call(&train_main, {"train", "--steps", "4", "--batch", "2", "--corpus", corpus, "--save", full, "--quiet"}), 0);
   EXPECT_EQ(call(&train_main, {"train", "--steps", "4", "--stop-at", "2", "--batch", "2", "--corpus", corpus, "--save",
                                mid, "--quiet"}),
@@ -108,8 +109,8 @@ TEST(Cli, TrainLogSaveThenPredictAndSampleFromTheCheckpoint) {
   std::remove(full.c_str());
   // Resuming to step 5 with a contradicting --batch is refused.
   EXPECT_EQ(call(&train_main, {"train", "--steps", "5", "--batch", "4", "--corpus", corpus, "--resume", ckpt}), 2);
-  std::string out = testing::internal::GetCapturedStdout();
-  std::string err = testing::internal::GetCapturedStderr();
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(out.find("held-out loss"), std::string::npos) << out;
   EXPECT_NE(out.find("Once upon a"), std::string::npos) << out;
   EXPECT_NE(err.find("--batch 4 conflicts"), std::string::npos) << err;
@@ -207,21 +208,22 @@ TEST(Cli, InterleavedPicksTwoChunksOrSaysWhy) {
 TEST(Cli, SplitRunPrintsProgressHeldoutAndAMultiStepTrace) {
   using namespace onegpu::cli;
   using namespace onegpu::trainer;
-  const std::string one = ::testing::TempDir() + "cli_trace1.json", three = ::testing::TempDir() + "cli_trace3.json",
-                    last2 = ::testing::TempDir() + "cli_trace_last2.json";
+  const onegpu::trainer::testing::TempDir dir;
+  const std::string one = dir.file("cli_trace1.json"), three = dir.file("cli_trace3.json"),
+                    last2 = dir.file("cli_trace_last2.json");
   const std::vector<std::string> split{"train", "--pp", "2", "--seq", "8", "--batch", "2"};
   auto run = [&](std::vector<std::string> extra) {
     auto args = split;
     args.insert(args.end(), extra.begin(), extra.end());
     return call(&train_main, args);
   };
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(run({"--steps", "1", "--trace", one}), 0);
   EXPECT_EQ(run({"--steps", "3", "--trace", three}), 0);
   EXPECT_EQ(run({"--steps", "3", "--trace", last2, "--trace-steps", "2", "--quiet"}), 0);
-  const std::string out = testing::internal::GetCapturedStdout();
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   // The picked microbatches are said once per run; progress has the one-rank shape plus bubble.
   EXPECT_NE(err.find("onegpu train: using --microbatches 2"), std::string::npos) << err;
   EXPECT_NE(err.find("step 3/3  loss "), std::string::npos) << err;

@@ -4,13 +4,13 @@
 // allocator holds its piece of the optimizer state, as the memory formula says; the plan
 // reduce-scatters and all-gathers instead of all-reducing, at a cost on the virtual clock.
 #include <gtest/gtest.h>
-
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "tests/support/small_story.h"
+#include "tests/support/temp_dir.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/engine/virtual_clock.h"
 #include "trainer/error.h"
@@ -179,7 +179,8 @@ TEST(Zero, CheckpointsSavedShardedLoadUnshardedAndTheReverse) {
     for (int i = 0; i < kSteps; ++i) t.step();
     return t.master_weights();
   }();
-  const std::string path = ::testing::TempDir() + "zero_test.ckpt";
+  const onegpu::trainer::testing::TempDir dir;
+  const std::string path = dir.file("zero_test.ckpt");
   for (int saved_zero : {1, 0}) {
     {
       ParallelTrainer t(setup().model, options(sp, saved_zero), setup().train);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "tests/support/temp_dir.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/error.h"
 #include "trainer/io/safetensors.h"
@@ -56,7 +57,6 @@ bool same_master(Trainer& a, Trainer& b) {
   return pa.count() == pb.count() && std::memcmp(pa.master.data(), pb.master.data(), pa.count() * 4) == 0 &&
          std::memcmp(pa.adam_v.data(), pb.adam_v.data(), pa.count() * 4) == 0;
 }
-std::string tmp_path(const char* name) { return ::testing::TempDir() + name; }
 
 }  // namespace
 
@@ -101,7 +101,8 @@ TEST(Training, ResumeFromCheckpointIsBitwiseIdentical) {
   auto lf = run(full, 6);
   Trainer first(small_model(), opts(6, 1), small_tokenizer(), small_corpus());
   run(first, 3);
-  auto path = tmp_path("resume.safetensors");
+  const onegpu::trainer::testing::TempDir dir;
+  auto path = dir.file("resume.safetensors");
   first.save(path);
   auto resumed = Trainer::resume(path, small_corpus(), 6, 2);
   EXPECT_EQ(resumed->steps_done(), 3);
@@ -147,17 +148,18 @@ TEST(Training, StepReportsMemoryByCategoryAndSchedule) {
 TEST(Checkpoint, CorruptTruncatedOrIncompleteFilesAreClearErrors) {
   Trainer t(small_model(), opts(2, 1), small_tokenizer(), small_corpus());
   t.step();
-  auto path = tmp_path("ck.safetensors");
+  const onegpu::trainer::testing::TempDir dir;
+  auto path = dir.file("ck.safetensors");
   t.save(path);
   EXPECT_NO_THROW(Trainer::load_for_inference(path));
-  EXPECT_THROW(Trainer::load_for_inference(tmp_path("does-not-exist.safetensors")), Error);
+  EXPECT_THROW(Trainer::load_for_inference(dir.file("does-not-exist.safetensors")), Error);
   // Truncated.
   std::string bytes;
   {
     std::ifstream in(path, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  auto bad = tmp_path("ck-bad.safetensors");
+  auto bad = dir.file("ck-bad.safetensors");
   {
     std::ofstream out(bad, std::ios::binary);
     out.write(bytes.data(), (long)bytes.size() / 2);
