@@ -7,6 +7,7 @@
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/model/config.h"
+#include "trainer/parallel/parallel_trainer.h"
 #include "trainer/train/dataset.h"
 
 namespace onegpu::test {
@@ -30,6 +31,23 @@ const SmallStory& small_story() {
     return x;
   }();
   return s;
+}
+
+// The split the parity tests train: `batch` texts in 8-text steps, batch/dp microbatches per
+// copy, two engine workers, a short warm-up so a few steps move the weights.
+inline trainer::ParallelOptions split_options(int dp, int ep, int pp, trainer::Schedule s, int zero = 0) {
+  trainer::ParallelOptions o;
+  o.dp = dp;
+  o.ep = ep;
+  o.pp = pp;
+  o.schedule = s;
+  o.batch = 8;
+  o.microbatches = 8 / dp;
+  o.steps = 100;
+  o.optim.warmup_steps = 2;
+  o.workers = 2;
+  o.zero = zero;
+  return o;
 }
 
 }  // namespace onegpu::test

@@ -34,17 +34,7 @@ struct SplitRun {
 
 SplitRun train(const std::string& device, int dp, int ep, int pp, Schedule s, int zero = 0, int steps = 4) {
   const auto& d = ::onegpu::test::small_story<16>();
-  ParallelOptions o;
-  o.dp = dp;
-  o.ep = ep;
-  o.pp = pp;
-  o.schedule = s;
-  o.batch = 8;
-  o.microbatches = 8 / dp;
-  o.steps = 100;
-  o.optim.warmup_steps = 2;
-  o.workers = 2;
-  o.zero = zero;
+  ParallelOptions o = ::onegpu::test::split_options(dp, ep, pp, s, zero);
   o.device = device;
   ParallelTrainer t(d.model, o, d.train);
   SplitRun r;

@@ -23,17 +23,7 @@ struct Run {
 
 Run train(int dp, int ep, int pp, Schedule s, int zero, test::DeviceCalls* calls) {
   const auto& d = test::small_story<16>();
-  ParallelOptions o;
-  o.dp = dp;
-  o.ep = ep;
-  o.pp = pp;
-  o.schedule = s;
-  o.batch = 8;
-  o.microbatches = 8 / dp;
-  o.steps = 100;
-  o.optim.warmup_steps = 2;
-  o.workers = 2;
-  o.zero = zero;
+  ParallelOptions o = test::split_options(dp, ep, pp, s, zero);
   if (calls) o.make_backend = [calls](MemoryTracker& t) { return std::make_unique<test::TimedCpuBackend>(t, *calls); };
   ParallelTrainer t(d.model, o, d.train);
   Run r;

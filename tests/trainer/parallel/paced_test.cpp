@@ -2,7 +2,7 @@
 // free-running step computes: the picture can walk through a real step.
 #include <gtest/gtest.h>
 
-#include "trainer/data/story_corpus.h"
+#include "tests/support/small_story.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
 
@@ -10,14 +10,9 @@ namespace onegpu::trainer {
 namespace {
 
 TEST(ParallelPaced, ByHandStepEqualsFreeRunningStep) {
-  StoryCorpusOptions co;
-  co.target_bytes = std::size_t{64} << 10;
-  Corpus c = generate_story_corpus(co);
-  BpeTokenizer tok = BpeTokenizer::train(c.train);
-  TokenDataset data = TokenDataset::build(tok, c.train);
-  ModelConfig m = model_preset("story");
-  m.vocab = (int)tok.vocab_size();
-  m.seq_len = 16;
+  const auto& story = ::onegpu::test::small_story<16>();
+  const ModelConfig& m = story.model;
+  const TokenDataset& data = story.train;
   ParallelOptions o;
   o.dp = 2;
   o.ep = 2;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "trainer/data/story_corpus.h"
+#include "tests/support/small_story.h"
 #include "trainer/events/event_stream.h"
 #include "trainer/parallel/parallel_trainer.h"
 
@@ -13,14 +13,9 @@ namespace onegpu::trainer {
 namespace {
 
 TEST(ParallelEvents, OpsAndMicrobatchLossesReachTheStream) {
-  StoryCorpusOptions co;
-  co.target_bytes = std::size_t{64} << 10;
-  Corpus c = generate_story_corpus(co);
-  BpeTokenizer tok = BpeTokenizer::train(c.train);
-  TokenDataset data = TokenDataset::build(tok, c.train);
-  ModelConfig m = model_preset("story");
-  m.vocab = (int)tok.vocab_size();
-  m.seq_len = 16;
+  const auto& story = ::onegpu::test::small_story<16>();
+  const ModelConfig& m = story.model;
+  const TokenDataset& data = story.train;
 
   EventStream events(2);
   ParallelOptions o;
