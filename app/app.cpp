@@ -68,6 +68,9 @@ constexpr ImGuiWindowFlags kPanel = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFla
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
 // The panels along the window's edges, over the cleared frame (see kPanelBg).
 constexpr ImGuiWindowFlags kEdgePanel = kPanel | ImGuiWindowFlags_NoBackground;
+// What opens over the panels (the key list): ImGui creates a NoBringToFrontOnFocus window behind
+// every other, where the edge panels' text showed through it.
+constexpr ImGuiWindowFlags kOverlay = (kPanel & ~ImGuiWindowFlags_NoBringToFrontOnFocus) | ImGuiWindowFlags_AlwaysAutoResize;
 
 // The outline ImGui draws round a window only when it has a background: drawn here for an edge
 // panel, as ImGui would (under the contents, clipped to the display, no rounding).
@@ -430,15 +433,20 @@ void App::draw_toast(float center_x, double now) {
   ImGui::End();
 }
 
-// The keys, from the same table the window maps presses through.
+// The keys, from the same table the window maps presses through. An overlay: in front of the
+// panels (a window with NoBringToFrontOnFocus is created behind the others), and its text
+// shrinks until it fits a small window at a projector's text scale.
 void App::draw_help() {
   const ImGuiIO& io = ImGui::GetIO();
-  ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.45f}, 0, {0.5f, 0.5f});
-  ImGui::Begin("##help", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
+  const ImVec2 room{io.DisplaySize.x * 0.96f, io.DisplaySize.y * 0.94f};
+  ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f}, 0, {0.5f, 0.5f});
+  ImGui::SetNextWindowSizeConstraints({0, 0}, room);
+  ImGui::Begin("##help", nullptr, kOverlay);
+  ImGui::SetWindowFontScale(help_fit_);
   ImGui::PushFont(title_font_);
   ImGui::TextUnformatted("Keys");
   ImGui::PopFont();
-  if (ImGui::BeginTable("##keys", 2)) {
+  if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_SizingFixedFit)) {
     for (const KeyRow& r : story_keys()) {
       if (!*r.keys) continue;  // a second binding of the row above
       ImGui::TableNextRow();
@@ -450,9 +458,23 @@ void App::draw_help() {
     ImGui::EndTable();
   }
   ImGui::PushFont(small_font_);
-  ImGui::TextDisabled("In the Lab: Space run/pause, . one op, M microbatch, S step, F fit, L or Esc back.");
+  const char* lab_keys = "In the Lab: Space run/pause, . one op, M microbatch, S step, F fit, L or Esc back.";
+  ImGui::TextDisabled("%s", lab_keys);
   ImGui::TextDisabled("Any key closes this list.");
+  const float lab_w = ImGui::CalcTextSize(lab_keys).x;
   ImGui::PopFont();
+  // What the text needs at this scale against the room there is: shrink (or grow back towards 1)
+  // for the next frame. Text widths scale linearly with the font scale, so it settles at once.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float keys_w = 0.0f, does_w = 0.0f;
+  for (const KeyRow& r : story_keys()) {
+    keys_w = std::max(keys_w, ImGui::CalcTextSize(r.keys).x);
+    does_w = std::max(does_w, ImGui::CalcTextSize(r.does).x);
+  }
+  const float need_w = std::max(keys_w + does_w + 4.0f * st.CellPadding.x, lab_w) + 2.0f * st.WindowPadding.x;
+  const float need_h = ImGui::GetCursorPosY() + st.WindowPadding.y;
+  const float fit = std::min(room.x / std::max(1.0f, need_w), room.y / std::max(1.0f, need_h));
+  if (fit < 1.0f || help_fit_ < 1.0f) help_fit_ = std::clamp(help_fit_ * fit * 0.98f, 0.3f, 1.0f);
   ImGui::End();
 }
 

@@ -106,6 +106,7 @@ class App {
   int last_index_ = -1;
   std::string gl_;
   float frame_ms_ = 0.0f;
+  float help_fit_ = 1.0f;  // the key list's text scale that fits the window (draw_help)
   float density_ = 1.0f;
   RunState run_state_;
   RunState branch_state_;  // the Lab's compare tab: the last branch of a step under another split

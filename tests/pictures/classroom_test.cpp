@@ -8,6 +8,7 @@
 #include <string>
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include "app/app.h"
 #include "app/assets.h"
@@ -170,4 +171,35 @@ TEST(Classroom, ReducedMotionOpensChaptersFinished) {
   EXPECT_GE(s.app->nav().time(), s.app->current().duration());  // the first frame is the end state
   s.run(2.0f);  // past the toast that confirms the setting
   EXPECT_FALSE(s.app->animating(s.now));
+}
+
+// The key list (F1) opened at a projector's text scale: in front of every panel (ImGui creates
+// a window that never comes to the front behind all others), inside the window, and its text
+// small enough that nothing is cut off.
+TEST(Classroom, KeyListIsInFrontAndFitsAtAProjectorsTextScale) {
+  Stage s("gpu", true);
+  s.run(0.2f);
+  for (int i = 0; i < 4; ++i) s.app->nav().apply(Action::ScaleUp, s.now);
+  s.app->nav().apply(Action::ToggleHelp, s.now);
+  auto px = s.run(0.4f);
+  keep("key_list_scaled", px);
+  ImGuiWindow* help = ImGui::FindWindowByName("##help");
+  ASSERT_NE(help, nullptr);
+  ASSERT_TRUE(help->Active);
+  const ImGuiContext& g = *GImGui;
+  int help_at = -1, last_panel = -1;
+  for (int i = 0; i < g.Windows.Size; ++i) {
+    const ImGuiWindow* w = g.Windows[i];
+    if (!w->Active || (w->Flags & ImGuiWindowFlags_ChildWindow)) continue;
+    if (w == help) help_at = i;
+    else if (!(w->Flags & ImGuiWindowFlags_Tooltip)) last_panel = i;
+  }
+  EXPECT_GT(help_at, last_panel) << "a panel is drawn over the key list";
+  EXPECT_GE(help->Pos.x, 0.0f);
+  EXPECT_GE(help->Pos.y, 0.0f);
+  EXPECT_LE(help->Pos.x + help->Size.x, (float)W);
+  EXPECT_LE(help->Pos.y + help->Size.y, (float)H);
+  EXPECT_EQ(help->ScrollMax.y, 0.0f) << "the key list is cut off at the bottom";
+  EXPECT_EQ(help->ScrollMax.x, 0.0f) << "the key list is cut off at the side";
+  EXPECT_LT(help->FontWindowScale, 1.0f) << "at this scale the text should have had to shrink";
 }
