@@ -410,14 +410,30 @@ void App::draw_status(float W, float H, float status_h) {
     else
       std::snprintf(events, sizeof events, "  ·  events: none lost (ring %.0f%%)", 100.0 * run_state_.ring_fill());
   }
-  const char* keys = nav_.lab_open() ? "space run/pause  ·  . op  ·  M microbatch  ·  S step  ·  P replay  ·  [ ] op  ·  F fit  ·  Ctrl+S PNG  ·  L or Esc back"
-                                     : "← → chapters  ·  Enter button  ·  R replay  ·  B blank  ·  H hide panels  ·  F1 all keys";
   // Where the live run's ops run (its --device, resolved when the run was built).
   const char* device = "";
   if (run_state_.run()) device = run_state_.run()->args.device == "cuda" ? "  ·  ops on the GPU (CUDA)" : "  ·  ops on the CPU";
-  char status[704];
-  std::snprintf(status, sizeof status, "%s  ·  %s%s%s  ·  %s  ·  %s", frame, activity.c_str(), events, device, gl_.c_str(), keys);
-  ImGui::TextColored(im(run_state_.dropped() > 0 ? render::palette::backward : render::palette::text_faint), "%s", status);
+  char head[512];
+  std::snprintf(head, sizeof head, "%s  ·  %s%s%s", frame, activity.c_str(), events, device);
+  // Then the key hints and the GL renderer, each only where it fits whole: a narrow window (or
+  // a projector's text scale) drops hints rather than cutting one off in the middle. The
+  // story's first hint is the one that leads to every other.
+  static constexpr const char* kStoryHints[] = {"F1 all keys", "← → chapters", "Enter button", "R replay",
+                                                "B blank", "H hide panels"};
+  static constexpr const char* kLabHints[] = {"space run/pause", ". op", "M microbatch", "S step", "L or Esc back",
+                                              "P replay", "[ ] op", "F fit", "Ctrl+S PNG", "F1 all keys"};
+  std::string status = head;
+  const float room = ImGui::GetContentRegionAvail().x;
+  auto add_if_it_fits = [&](const char* part) {
+    std::string longer = status + "  ·  " + part;
+    if (ImGui::CalcTextSize(longer.c_str()).x <= room) status = std::move(longer);
+  };
+  if (nav_.lab_open())
+    for (const char* h : kLabHints) add_if_it_fits(h);
+  else
+    for (const char* h : kStoryHints) add_if_it_fits(h);
+  add_if_it_fits(gl_.c_str());
+  ImGui::TextColored(im(run_state_.dropped() > 0 ? render::palette::backward : render::palette::text_faint), "%s", status.c_str());
   ImGui::PopFont();
   ImGui::End();
   ImGui::PopStyleVar();
