@@ -85,7 +85,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops) {
   MicrobatchState st;
   const LossScales sc{1.f / (B * S), 1.f};
   auto step = [&](int i) {
-    m.params().zero_grads();
+    zero_grads(m.params(), be.pool());
     if (split_ops)
       m.forward_backward(st, b, sc);
     else

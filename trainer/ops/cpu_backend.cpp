@@ -127,6 +127,8 @@ void transpose(const float* __restrict b, float* __restrict t, int N, int K) {
 }
 }  // namespace
 
+void transpose_matrix(const float* b, float* t, int N, int K) { transpose(b, t, N, K); }
+
 void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, int N, bool transA,
                         bool transB, bool accumulate) {
   if (M <= 0 || N <= 0) return;

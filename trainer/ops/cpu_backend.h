@@ -78,4 +78,7 @@ inline constexpr int kMatmulRowTile = 6;
 void matmul_rows(const float* A, long a_rs, long a_ks, const float* B, float* C, int m0, int m1,
                  int K, int N, bool accumulate);
 
+// t[k, n] = b[n, k] for b of shape [N, K]: the transpose matmul makes of a transB operand.
+void transpose_matrix(const float* b, float* t, int N, int K);
+
 }  // namespace onegpu::trainer

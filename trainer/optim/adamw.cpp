@@ -80,6 +80,11 @@ void for_blocks(std::int64_t n, ThreadPool* pool, const std::function<void(std::
     for (int i = 0; i < blocks; ++i) run(i);
 }
 
+void zero_grads(ParamStore& p, ThreadPool* pool) {
+  float* g = p.grads.data();
+  for_blocks(p.count(), pool, [&](std::int64_t a, std::int64_t b) { std::memset(g + a, 0, sizeof(float) * (b - a)); });
+}
+
 double global_grad_norm(const ParamStore& p, ThreadPool* pool) {
   std::vector<double> part((std::size_t)((p.count() + kBlock - 1) / kBlock));
   for_blocks(p.count(), pool, [&](std::int64_t a, std::int64_t b) { part[a / kBlock] = sum_squares(p.grads.data() + a, b - a); });

@@ -32,6 +32,10 @@ struct UpdateStats {
 class ThreadPool;
 class Backend;
 
+// Zeroes every gradient, split among the pool's threads (null: this one): the step's first
+// pass over a large store, which one thread otherwise makes while the others wait.
+void zero_grads(ParamStore& p, ThreadPool* pool);
+
 // Global L2 norm of all gradients, summed in a fixed order (fixed blocks, then in block order),
 // so the result does not depend on the pool.
 double global_grad_norm(const ParamStore& p, ThreadPool* pool = nullptr);

@@ -43,11 +43,9 @@ const float* WeightCache::transposed(const float* b, int N, int K) {
   if (!t.data || t.offset * t.n != n) t.data = floats(n);
   t.offset = N;
   t.n = K;
-  float* d = t.data.get();
-  for (int r = 0; r < N; ++r)
-    for (int k = 0; k < K; ++k) d[(std::int64_t)k * N + r] = b[(std::int64_t)r * K + k];
+  transpose_matrix(b, t.data.get(), N, K);
   t.made = generation_;
-  return d;
+  return t.data.get();
 }
 
 void WeightCache::invalidate() {

@@ -34,7 +34,7 @@ StepRunner::StepRunner(Trainer& t, Batch batch) : t_(t), full_(std::move(batch))
   sc_ = LossScales{1.f / (float)std::max(1, targets_), 1.f / (float)M_};
   t_.tracker_.reset_peaks();
   if (t_.cpu_)
-    t_.model_->params().zero_grads();
+    zero_grads(t_.model_->params(), t_.cpu_->pool());
   else  // gradients on a device are cleared there
     t_.backend_->zero(t_.model_->params().grads.data(), t_.model_->params().count());
 }
