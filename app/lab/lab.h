@@ -20,6 +20,7 @@
 #include "app/lab/lab_tabs.h"
 #include "app/live/job_runner.h"
 #include "app/live/run_state.h"
+#include "app/ui/frame_damage.h"
 #include "render/canvas.h"
 
 struct ImFont;
@@ -66,6 +67,7 @@ struct LabDrawn {
   float timeline_x0 = 0, timeline_x1 = 0;
   std::size_t rects = 0;  // rectangles the timeline drew (spans after merging)
   int lanes_whole = 0, lanes_appended = 0;  // the retained lanes: drawn again whole / spans appended this frame
+  PixelBox lanes_dirty;  // the retained lanes' pixels that changed this frame (window pixels; empty: none)
   bool bubble_shown = false;
   double bubble = 0, textbook = 0;
   glm::vec2 ranks_viewport{0};

@@ -244,7 +244,13 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
 
 void TimelineLayer::copy(const ImDrawList*, const ImDrawCmd* cmd) {
   const TimelineLayer& tl = *static_cast<const TimelineLayer*>(cmd->UserCallbackData);
-  tl.target.copy(tl.rect());
+  // Only what the command's scissor keeps: a damage-tracked frame (app/ui/frame_damage.h) cuts
+  // it to the part of the window drawn again.
+  const PixelBox sc = scissor_of(cmd->ClipRect, tl.frame_h);
+  const render::RetainedLayer::Rect r = tl.rect();
+  const int x0 = std::max(r.x, sc.x0), x1 = std::min(r.x + r.w, sc.x1);
+  const int y0 = std::max(r.y, tl.frame_h - sc.y1), y1 = std::min(r.y + r.h, tl.frame_h - sc.y0);
+  if (x1 > x0 && y1 > y0) tl.target.copy({x0, y0, x1 - x0, y1 - y0});
 }
 
 glm::vec4 kind_colour(EventKind k) {
@@ -434,6 +440,16 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       tl.target.end();
       tl.valid = true;
       (whole ? drawn_.lanes_whole : drawn_.lanes_appended) = 1;
+      // What changed in the layer, for the frame's damage: all of it, or what was appended.
+      PixelBox d{lx, ly, lx + lw, ly + lh};
+      if (!whole && ld.VtxBuffer.Size > 0) {
+        float a0 = 1e9f, b0 = 1e9f, a1 = -1e9f, b1 = -1e9f;
+        for (const ImDrawVert& v : ld.VtxBuffer)
+          a0 = std::min(a0, v.pos.x), b0 = std::min(b0, v.pos.y), a1 = std::max(a1, v.pos.x), b1 = std::max(b1, v.pos.y);
+        d = {std::max(d.x0, (int)std::floor(a0) - 1), std::max(d.y0, (int)std::floor(b0) - 1),
+             std::min(d.x1, (int)std::ceil(a1) + 1), std::min(d.y1, (int)std::ceil(b1) + 1)};
+      }
+      drawn_.lanes_dirty = d;
     }
     dl->AddCallback(&TimelineLayer::copy, &tl);
     rects = tl.rects;
