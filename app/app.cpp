@@ -447,6 +447,13 @@ void App::draw_status(float W, float H, float status_h) {
   if (run_state_.run()) device = run_state_.run()->args.device == "cuda" ? "  ·  ops on the GPU (CUDA)" : "  ·  ops on the CPU";
   char status[704];
   std::snprintf(status, sizeof status, "%s  ·  %s%s%s  ·  %s  ·  %s", frame, activity.c_str(), events, device, gl_.c_str(), keys);
+  // Whole items only: where the line is longer than the window, the last ones (the keys first;
+  // F1 lists them all) are left out rather than cut.
+  std::string line = status;
+  for (std::size_t cut; ImGui::CalcTextSize(line.c_str()).x > ImGui::GetContentRegionAvail().x &&
+                        (cut = line.rfind("  ·  ")) != std::string::npos;)
+    line.resize(cut);
+  std::snprintf(status, sizeof status, "%s", line.c_str());
   ImGui::TextColored(im(run_state_.dropped() > 0 ? render::palette::backward : render::palette::text_faint), "%s", status);
   ImGui::PopFont();
   ImGui::End();
