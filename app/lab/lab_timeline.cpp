@@ -296,8 +296,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "TIMELINE");
   if (!run || !rec) {
     ImGui::PopFont();
-    ImGui::TextDisabled(run ? "Press Run or Step one op: each op appears here as it finishes, one lane per GPU."
-                            : "Apply a configuration, then press Run or Step one op.");
+    words_dim("%s", run ? "Press Run or Step one op: each op appears here as it finishes, one lane per GPU."
+                        : "Apply a configuration, then press Run or Step one op.");
     return;
   }
   // The header's items wrap onto a second row where the pane is narrow, and a third only where
