@@ -219,12 +219,14 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
         const float size = label * 0.8f, drawn = c.text_size(size);
         const float xa = wall.max.x + sz.x * 0.04f, xb = box.max.x - sz.x * 0.05f;
         const float base = box.min.y + sz.y * 0.06f;
+        // One form for every chip: the one the widest range (the last group's) fits in.
+        const int n = L.expert_count();
+        const std::string last = std::to_string((ep - 1) * n + 1) + "\u2013" + std::to_string(ep * n);
         if (base + drawn * 0.75f <= d.min.y - 1.0f && base - drawn * 0.22f >= box.min.y + 1.0f) {
-          for (const std::string& t : {"experts " + range, range})
-            if (c.text_width(t, size) <= xb - xa) {
-              say(t, {(xa + xb) * 0.5f, base}, size, text_dim, Align::Center);
-              break;
-            }
+          if (c.text_width("experts " + last, size) <= xb - xa)
+            say("experts " + range, {(xa + xb) * 0.5f, base}, size, text_dim, Align::Center);
+          else if (c.text_width(last, size) <= xb - xa)
+            say(range, {(xa + xb) * 0.5f, base}, size, text_dim, Align::Center);
         }
       }
     } else if (cell >= 44.0f * s && dp <= 16) {
