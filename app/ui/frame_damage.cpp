@@ -101,25 +101,36 @@ void FrameDamage::update(const ImDrawData& dd, int fb_w, int fb_h, const std::ve
   full = full || fb_w != w_ || fb_h != h_ || !tracks(dd);
   w_ = fb_w, h_ = fb_h;
   if (!full) {
-    // Match this frame's triangles to the last frame's by hash; equal hashes taken in order.
-    sorted_.resize(last_.size());
-    for (std::uint32_t i = 0; i < last_.size(); ++i) sorted_[i] = {last_[i].hash, i};
-    std::sort(sorted_.begin(), sorted_.end());
-    taken_.assign(sorted_.size(), 0);
+    // Match this frame's triangles to the last frame's by hash. Most follow one another as
+    // they did (a panel that did not change): walked in step; a miss looks the hash up in the
+    // last frame's sorted hashes (sorted on the first miss only), the first unused one taken.
     used_.assign(last_.size(), 0);
+    bool sorted = false;
+    std::size_t j = 0;      // where the walk in step expects the next match
     std::int64_t kept = -1;  // the last frame's index of the last triangle kept in order
     for (const Tri& t : now_) {
-      auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(t.hash, std::uint32_t{0}));
-      bool same = false;
-      if (it != sorted_.end() && it->first == t.hash) {
-        const std::size_t g = (std::size_t)(it - sorted_.begin());
-        const std::size_t k = g + taken_[g];
-        if (k < sorted_.size() && sorted_[k].first == t.hash) {
-          ++taken_[g];
-          used_[sorted_[k].second] = 1;
-          // Out of order against a triangle kept before it: the pair may blend the other way.
-          if ((std::int64_t)sorted_[k].second > kept) kept = sorted_[k].second, same = true;
+      std::int64_t k = -1;
+      if (j < last_.size() && !used_[j] && last_[j].hash == t.hash) {
+        k = (std::int64_t)j;
+      } else {
+        if (!sorted) {
+          sorted_.resize(last_.size());
+          for (std::uint32_t i = 0; i < last_.size(); ++i) sorted_[i] = {last_[i].hash, i};
+          std::sort(sorted_.begin(), sorted_.end());
+          sorted = true;
         }
+        for (auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(t.hash, std::uint32_t{0}));
+             it != sorted_.end() && it->first == t.hash; ++it)
+          if (!used_[it->second]) {
+            k = it->second;
+            break;
+          }
+      }
+      bool same = false;
+      if (k >= 0) {
+        used_[(std::size_t)k] = 1;
+        // Out of order against a triangle kept before it: the pair may blend the other way.
+        if (k > kept) kept = k, same = true, j = (std::size_t)k + 1;
       }
       if (!same && !t.box.empty()) rects_.push_back(t.box);
     }

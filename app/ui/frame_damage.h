@@ -70,7 +70,6 @@ class FrameDamage {
   void merge();
   std::vector<Tri> last_, now_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted_;
-  std::vector<std::uint16_t> taken_;
   std::vector<char> used_;
   std::vector<PixelBox> rects_;
   int w_ = 0, h_ = 0;
