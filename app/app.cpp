@@ -148,6 +148,7 @@ void App::rebuild_fonts() {
   ImGui_ImplOpenGL3_CreateFontsTexture();
   apply_style(s);
   built_scale_ = s;
+  fonts_new_ = true;  // the kept Lab frame's glyphs are stale: the next Lab frame is drawn whole
 }
 
 void App::clear_frame(int fb_w, int fb_h) {
@@ -255,6 +256,7 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   if (const float hold = current().waits_for_button_at(); hold >= 0.0f && !nav_.button_done())
     nav_.set_time(std::min(nav_.time(), hold));
 
+  last_frame_lab_ = false;  // the kept Lab frame is drawn whole when the Lab opens again
   clear_frame(fb_w, fb_h);
   if (nav_.blank()) return;  // the presenter blanked the screen: black, nothing else
 
@@ -339,10 +341,6 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
       lab_autostarted_ = true;
     }
   }
-  // The Lab's panels tile the window around the ranks view, so their background is the clear
-  // colour and they draw none (lab.h, kLabPanelBg): on a software rasteriser, shading a million
-  // background pixels a frame cost 10 ms of CPU, a third of the frame.
-  clear_frame(fb_w, fb_h);
   const float s = nav_.ui_scale();
   scene_ = {0, 0, fb_w, fb_h};
   LabLayout where{0, 0, (float)fb_w, (float)fb_h};
@@ -362,21 +360,56 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
       ImGui::TextUnformatted(toast.c_str());
       ImGui::End();
     }
+    ImGui::Render();
   }
   scene_ = {(int)where.x, (int)where.y, std::max(1, (int)where.w), std::max(1, (int)where.h)};
+  draw_lab(fb_w, fb_h, !lab_damage_on_ || !last_frame_lab_);
+  last_frame_lab_ = true;
+  after_frame(fb_w, fb_h, now);
+}
+
+void App::draw_lab(int fb_w, int fb_h, bool whole) {
+  // The Lab's panels tile the window around the ranks view, so their background is the clear
+  // colour and they draw none (lab.h, kLabPanelBg): on a software rasteriser, shading a million
+  // background pixels a frame cost 10 ms of CPU, a third of the frame.
+  // With the UI, the frame is kept (lab_frame_) and drawn again only where it changed: the
+  // ranks view (it moves with the run) and what FrameDamage finds in the panels; then copied
+  // to the window. The pixels are those of drawing it all (tests/pictures/lab_damage_test.cpp).
+  ImDrawData* dd = with_ui_ ? ImGui::GetDrawData() : nullptr;
+  const bool kept = dd && FrameDamage::tracks(*dd);
+  if (kept) {
+    whole = lab_frame_.resize(fb_w, fb_h) || std::exchange(fonts_new_, false) || whole;
+    std::vector<PixelBox> extra{{scene_.x, scene_.y, scene_.x + scene_.w, scene_.y + scene_.h}};
+    if (!lab_->drawn().lanes_dirty.empty()) extra.push_back(lab_->drawn().lanes_dirty);
+    lab_damage_.update(*dd, fb_w, fb_h, extra, whole);
+    lab_frame_.begin();
+    glBindVertexArray(0);
+    const glm::vec4 bg = nav_.blank() ? glm::vec4(0, 0, 0, 1) : glm::vec4(kPanelBg.r, kPanelBg.g, kPanelBg.b, 1.0f);
+    for (const PixelBox& r : lab_damage_.rects())
+      lab_frame_.clear(bg, {r.x0, fb_h - r.y1, r.x1 - r.x0, r.y1 - r.y0});
+    glDisable(GL_SCISSOR_TEST);
+  } else {
+    clear_frame(fb_w, fb_h);
+  }
   const glm::vec2 vp{(float)scene_.w, (float)scene_.h};
   renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
   camera_ = render::Camera::fit({{0, 0}, vp}, vp, 0.0f);
   renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
-  lab_->ranks(renderer_.screen(), vp, run_state_, s);
+  lab_->ranks(renderer_.screen(), vp, run_state_, nav_.ui_scale());
   renderer_.end(camera_);
-  if (with_ui_) {
-    ImGui::Render();
+  if (dd) {
     glViewport(0, 0, fb_w, fb_h);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ImGui_ImplOpenGL3_RenderDrawData(kept ? lab_damage_.clipped(*dd) : dd);
   }
-  after_frame(fb_w, fb_h, now);
+  if (kept) {
+    lab_frame_.end();
+    glDisable(GL_SCISSOR_TEST);
+    lab_frame_.copy({0, 0, fb_w, fb_h});
+    glDisable(GL_SCISSOR_TEST);
+  }
 }
+
+void App::redraw_lab_whole(int fb_w, int fb_h) { draw_lab(fb_w, fb_h, true); }
 
 double App::frame_interval() const {
   const bool training = nav_.lab_open() && JobRunner::shared().status().mode != RunMode::Paused;

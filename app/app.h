@@ -11,6 +11,7 @@
 #include "app/live/run_state.h"
 #include "app/navigator.h"
 #include "render/renderer.h"
+#include "render/retained_layer.h"
 
 struct ImFont;
 
@@ -72,6 +73,13 @@ class App {
   void set_pixel_density(float d) { density_ = d > 0.0f ? d : 1.0f; }
   // The labels the last frame drew in the picture, with their sizes and boxes.
   const render::LabelLog& labels() const { return renderer_.labels(); }
+  // The Lab's frame kept between frames and drawn again only where it changed (on by default);
+  // off: drawn whole every frame (bench_lab --whole-frame, for a before/after).
+  void set_lab_damage(bool on) { lab_damage_on_ = on; }
+  const FrameDamage& lab_damage() const { return lab_damage_; }
+  // Draws the last Lab frame again whole, from the same UI and run state (tests compare it
+  // with the damage-tracked frame, byte for byte).
+  void redraw_lab_whole(int fb_w, int fb_h);
   // The smallest label the rule allows in a window `fb_h` pixels high whose picture is
   // `picture_h` high, at the current text size.
   float min_label_px(int fb_h, int picture_h) const;
@@ -86,6 +94,9 @@ class App {
   void draw_help();  // the key list (F1 or ?)
   void draw_toast(float center_x, double now);
   void frame_lab(int fb_w, int fb_h, float dt, double now);
+  // The Lab's pixels for the UI built this frame: cleared, ranks view, panels; `whole`: all of
+  // it, else only where it changed since the last Lab frame (app/ui/frame_damage.h).
+  void draw_lab(int fb_w, int fb_h, bool whole);
   // Clears the whole frame (black when blanked, else `colour`).
   void clear_frame(int fb_w, int fb_h);
   void begin_ui(int fb_w, int fb_h, float dt);
@@ -115,6 +126,9 @@ class App {
   bool recorded_ = false;
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
   std::unique_ptr<Lab> lab_;
+  render::RetainedLayer lab_frame_;  // the last Lab frame (draw_lab)
+  FrameDamage lab_damage_;
+  bool lab_damage_on_ = true, last_frame_lab_ = false, fonts_new_ = false;
   std::string png_request_;
   std::string notice_;      // a line after an export, shown as a toast for a few seconds
   double notice_until_ = -1;

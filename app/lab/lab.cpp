@@ -58,7 +58,8 @@ void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
   // Slim tabs: in a small window with large text the timeline's lanes need the height more.
   ImGui::PushFont(fonts.small);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {8.0f * s, 2.0f * s});
-  const bool bar = ImGui::BeginTabBar("##lab_tabs");
+  // Tabs keep their whole names (scrolled where they do not all fit) rather than being cut short.
+  const bool bar = ImGui::BeginTabBar("##lab_tabs", ImGuiTabBarFlags_FittingPolicyScroll);
   ImGui::PopStyleVar();
   ImGui::PopFont();
   if (!bar) return;
@@ -141,6 +142,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
       set_args(a);
     }
   }
+  drawn_.lanes_dirty = {};
   const RunnerStatus st = runner_.status();
   viewing_ = rs.run() ? rs.run()->recorded_from : std::string();
   const float side = std::round(std::min(W * 0.34f, 360.0f * s));
@@ -159,12 +161,14 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_side", nullptr, kPanel);
   ImGui::PopStyleColor();
+  ImGui::PushTextWrapPos(0.0f);  // every line wraps at the content's edge (the scrollbar's left)
   config_panel(st, s, fonts);
   controls_panel(st, s, fonts);
   status_panel(rs, st, s, fonts);
   files_panel(rs, s, fonts);
   by_hand_panel(rs, st, s, fonts);
   full_size_panel(s, fonts);
+  ImGui::PopTextWrapPos();
   ImGui::End();
 
   ImGui::SetNextWindowPos({side, ranks_h});
@@ -182,7 +186,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   ImGui::PushStyleColor(ImGuiCol_WindowBg, kLabPanelBg);
   ImGui::Begin("##lab_bubbles", nullptr, kPanel);
   ImGui::PopStyleColor();
+  ImGui::PushTextWrapPos(0.0f);
   bubbles(rs, s, fonts);
+  ImGui::PopTextWrapPos();
   ImGui::End();
 
   return {side, 0, W - side, ranks_h};

@@ -20,6 +20,7 @@
 #include "app/lab/lab_tabs.h"
 #include "app/live/job_runner.h"
 #include "app/live/run_state.h"
+#include "app/ui/frame_damage.h"
 #include "render/canvas.h"
 
 struct ImFont;
@@ -66,10 +67,12 @@ struct LabDrawn {
   float timeline_x0 = 0, timeline_x1 = 0;
   std::size_t rects = 0;  // rectangles the timeline drew (spans after merging)
   int lanes_whole = 0, lanes_appended = 0;  // the retained lanes: drawn again whole / spans appended this frame
+  PixelBox lanes_dirty;  // the retained lanes' pixels that changed this frame (window pixels; empty: none)
   bool bubble_shown = false;
   double bubble = 0, textbook = 0;
   glm::vec2 ranks_viewport{0};
   std::vector<render::Rect> labels;  // the ranks view's words, viewport pixels (y up)
+  std::vector<render::Rect> chips;   // the ranks view's chips (drawn as chips, not field cells), same pixels
   double playhead = 0;                // the moment the ranks view showed
   std::vector<std::int32_t> rank_op;  // op id each rank ran at that moment (-1: none)
   int step = -1;                      // the step shown
@@ -166,6 +169,8 @@ class Lab {
   void compare(const RunState& rs, float scale, const LabFonts& fonts);
   // lab_scrubber.cpp: the replay row under the timeline
   void scrubber(const RunState& rs, float scale, const LabFonts& fonts, bool row);
+  // The rows the replay row takes in `width` pixels (its items wrap where they do not fit).
+  int replay_rows(float width, float scale, const LabFonts& fonts) const;
   double step_end() const { return wall_clock_ ? index_.end_wall : index_.end_virtual; }
 
   JobRunner& runner_;

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "render/palette.h"
 #include "trainer/engine/virtual_clock.h"
 
@@ -25,11 +26,11 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
   const RunStep* shown_step = shown(rs);
   const RunStep* rec = shown_step && shown_step->complete ? shown_step : rs.last_complete();
   if (!run || !rec) {
-    ImGui::TextDisabled("after the first step");
+    words_dim("after the first step");
     return;
   }
   const trainer::Plan& plan = run->plan_of(rec->step);
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 8.0f * s);
+  ImGui::PushTextWrapPos(0.0f);
   if (!rec->spans_whole) {
     ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "step %d: events were lost, no bubble figure", rec->step + 1);
     ImGui::PopTextWrapPos();
@@ -43,14 +44,14 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
     drawn_.textbook = rec->textbook;
     return;
   }
-  ImGui::Text("step %d: idle %.1f%%", rec->step + 1, 100.0 * rec->bubble);
+  words("step %d: idle %.1f%%", rec->step + 1, 100.0 * rec->bubble);
   drawn_.bubble_shown = true;
   drawn_.bubble = rec->bubble;
   drawn_.textbook = rec->textbook;
   ImGui::PushFont(fonts.small);
-  ImGui::TextDisabled("measured: mean over stages of the time a GPU had no compute");
-  ImGui::Text("textbook %.1f%%", 100.0 * rec->textbook);
-  ImGui::TextDisabled("%s %s, equal op costs, free links", std::string(trainer::to_string(plan.config.schedule)).c_str(),
+  words_dim("measured: mean over stages of the time a GPU had no compute");
+  words("textbook %.1f%%", 100.0 * rec->textbook);
+  words_dim("%s %s, equal op costs, free links", std::string(trainer::to_string(plan.config.schedule)).c_str(),
                       trainer::textbook_formula(plan.config).c_str());
   ImGui::PopFont();
   ImGui::PopTextWrapPos();
@@ -96,7 +97,7 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
   const std::size_t n = std::min<std::size_t>(h.size(), 100);
   if (n >= 2) {
     ImGui::PushFont(fonts.small);
-    ImGui::TextDisabled("last %zu steps: measured vs textbook", n);
+    words_dim("last %zu steps: measured vs textbook", n);
     ImGui::PopFont();
     const ImVec2 a = ImGui::GetCursorScreenPos();
     const float ch = std::max(30.0f * s, std::min(90.0f * s, ImGui::GetContentRegionAvail().y - 6 * s));

@@ -150,7 +150,7 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   const RunStep* a = branch_ && branch_rs_ && branch_->live_generation == run->generation ? rs.find(branch_->step) : nullptr;
   const RunStep* b = a ? branch_rs_->find(branch_->step) : nullptr;
   if (!a || !b || !branch_rs_->run()) {
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled(a || !branch_ ? "Pick a split and press Branch: the two steps appear here one above the other, on one time scale."
                                       : "The branched step is no longer among the last steps kept: branch again.");
     ImGui::PopTextWrapPos();

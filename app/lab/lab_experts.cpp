@@ -147,7 +147,7 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
     m[(std::size_t)(t.from * W + t.to)] += t.rows;
     crossed += t.rows;
   }
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
                       "(combine sends each one back; the backward pass does both again)",
                       (long long)crossed);

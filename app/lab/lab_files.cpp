@@ -61,7 +61,7 @@ void Lab::files_panel(const RunState& rs, float s, const LabFonts& fonts) {
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("one JSON object a line: each step, each op of the steps kept");
   if (!message_.empty()) {
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::PushFont(fonts.small);
     ImGui::TextColored(im(message_error_ ? render::palette::backward : render::palette::text_dim), "%s", message_.c_str());
     ImGui::PopFont();

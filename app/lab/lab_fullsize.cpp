@@ -46,7 +46,7 @@ void Lab::full_size_panel(float s, const LabFonts& fonts) {
   ImGui::PopStyleColor();
   if (!open) return;
   ImGui::PushFont(fonts.small);
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::PushTextWrapPos(0.0f);
 
   // ZeRO-1 for the live run: applied with the configuration (Apply above).
   bool zero1 = edit_.zero == 1;

@@ -101,7 +101,7 @@ void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
   }
   ImGui::PopFont();
   ImGui::PushFont(fonts.small);
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled(
       "Formulas: pipeline 2·(chunks−1)·m·dp·A (A: one microbatch's hidden states) · all-to-all 4·L·m·dp·(ep−1)/ep·k·A · "
       "ring all-reduce 2(n−1)/n × each rank's gradient bytes (n = dp for dense weights, dp/ep for experts). In all: %s "

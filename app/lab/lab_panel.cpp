@@ -11,6 +11,7 @@
 #include "app/lab/lab.h"
 #include "app/cli/run_preset.h"
 #include "app/lab/lab_explain.h"
+#include "app/lab/lab_flow.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
@@ -26,11 +27,24 @@ void heading(const char* s, const LabFonts& f) {
   ImGui::PopFont();
 }
 
+// A field `w` wide with its label on its right where both fit the panel, else the label on a
+// line above it (a large text size in a small window). Returns the ImGui label to give it.
+std::string labelled(const char* label, float w) {
+  const float avail = ImGui::GetContentRegionAvail().x;
+  if (w + ImGui::GetStyle().ItemInnerSpacing.x + text_w(label) <= avail) {
+    ImGui::SetNextItemWidth(w);
+    return label;
+  }
+  ImGui::TextUnformatted(label);
+  ImGui::SetNextItemWidth(std::min(w, avail));
+  return std::string("##") + label;
+}
+
 // An integer field of the configuration; true when it changed.
 bool int_field(const char* label, int& v, int lo, int hi, float w) {
-  ImGui::SetNextItemWidth(w);
+  const std::string id = labelled(label, w);
   int x = v;
-  if (!ImGui::InputInt(label, &x, 1, 4)) return false;
+  if (!ImGui::InputInt(id.c_str(), &x, 1, 4)) return false;
   v = std::clamp(x, lo, hi);
   return true;
 }
@@ -52,8 +66,8 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   ImGui::TextUnformatted("Lab");
   ImGui::PopFont();
   ImGui::PushFont(fonts.small);
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
-  ImGui::TextDisabled("a real run, split as you choose: step it by hand or let it train");
+  ImGui::PushTextWrapPos(0.0f);
+  words_dim("a real run, split as you choose: step it by hand or let it train");
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
 
@@ -69,12 +83,15 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
     ImGui::SetNextItemOpen(shown_gen == 0, ImGuiCond_Always);
     config_generation_ = shown_gen;
   }
-  const bool open = ImGui::CollapsingHeader("CONFIGURATION");
+  // The header's word, shorter where the panel is too narrow for it at this text size.
+  const float arrow = ImGui::GetFontSize() + ImGui::GetStyle().FramePadding.x * 4.0f;
+  const bool open = ImGui::CollapsingHeader(
+      arrow + text_w("CONFIGURATION") <= ImGui::GetContentRegionAvail().x ? "CONFIGURATION###config" : "SETUP###config");
   ImGui::PopFont();
   ImGui::PopStyleColor();
   if (!open) {
     ImGui::PushFont(fonts.small);
-    ImGui::TextDisabled("%s · dp %d ep %d pp %d · %s · %d microbatch%s", edit_.model.c_str(), edit_.dp, edit_.ep, edit_.pp,
+    words_dim("%s · dp %d ep %d pp %d · %s · %d microbatch%s", edit_.model.c_str(), edit_.dp, edit_.ep, edit_.pp,
                         edit_.schedule.c_str(), edit_.microbatches, edit_.microbatches > 1 ? "es" : "");
     ImGui::PopFont();
   }
@@ -84,8 +101,7 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   const float w = 104.0f * s;
   static const char* models[] = {"story", "story8", "scale"};
   int mi = (int)(std::find(models, models + 3, edit_.model) - models);
-  ImGui::SetNextItemWidth(w);
-  if (ImGui::Combo("model", &mi, models, 3)) {
+  if (ImGui::Combo(labelled("model", w).c_str(), &mi, models, 3)) {
     edit_.model = models[std::clamp(mi, 0, 2)];
     changed = true;
   }
@@ -97,15 +113,13 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   changed |= int_field("microbatches", edit_.microbatches, 1, 64, w);
   static const char* schedules[] = {"gpipe", "1f1b", "interleaved", "zb1"};
   int si = (int)(std::find(schedules, schedules + 4, edit_.schedule) - schedules);
-  ImGui::SetNextItemWidth(w);
-  if (ImGui::Combo("schedule", &si, schedules, 4)) {
+  if (ImGui::Combo(labelled("schedule", w).c_str(), &si, schedules, 4)) {
     edit_.schedule = schedules[std::clamp(si, 0, 3)];
     changed = true;
   }
   static const char* links[] = {"nvlink", "ib", "pcie"};
   int li = (int)(std::find(links, links + 3, edit_.link) - links);
-  ImGui::SetNextItemWidth(w);
-  if (ImGui::Combo("link (modelled)", &li, links, 3)) {
+  if (ImGui::Combo(labelled("link (modelled)", w).c_str(), &li, links, 3)) {
     edit_.link = links[std::clamp(li, 0, 2)];
     changed = true;
   }
@@ -126,24 +140,21 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
     edit_error_ = JobRunner::check(edit_);
   }
   if (!edit_error_.empty()) {
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(im(render::palette::backward), "%s", edit_error_.c_str());
     ImGui::PopTextWrapPos();
   }
   ImGui::BeginDisabled(!edit_error_.empty() || st.building);
   if (ImGui::Button(st.building ? "Building…" : "Apply", {104.0f * s, 0})) runner_.configure(edit_);
   ImGui::EndDisabled();
-  ImGui::SameLine();
   ImGui::PushFont(fonts.small);
-  if (auto live = runner_.live()) {
-    const auto& a = live->args;
-    ImGui::TextDisabled("running: %s, %d GPUs", a.model.c_str(), live->world());
-  } else {
-    ImGui::TextDisabled("nothing running yet");
-  }
+  char running[96] = "nothing running yet";
+  if (auto live = runner_.live()) std::snprintf(running, sizeof running, "running: %s, %d GPU%s", live->args.model.c_str(), live->world(), live->world() > 1 ? "s" : "");
+  flow(text_w(running));
+  words_dim("%s", running);
   ImGui::PopFont();
   if (!st.error.empty() && st.error != edit_error_) {
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(im(render::palette::backward), "%s", st.error.c_str());
     ImGui::PopTextWrapPos();
   }
@@ -153,25 +164,25 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
 // "Apply" (nothing runs until it is pressed); a bad file keeps them and says why in pink.
 void Lab::preset_row(float s, const LabFonts& fonts) {
   const float w = 104.0f * s;
-  ImGui::SetNextItemWidth(w);
-  if (ImGui::BeginCombo("preset", preset_shown_.empty() ? "choose..." : preset_shown_.c_str())) {
+  if (ImGui::BeginCombo(labelled("preset", w).c_str(), preset_shown_.empty() ? "choose..." : preset_shown_.c_str())) {
     if (ImGui::IsWindowAppearing()) preset_names_ = cli::preset_names();  // files added since are listed
     for (const std::string& n : preset_names_)
       if (ImGui::Selectable(n.c_str(), n == preset_shown_)) load_preset(n);
-    if (preset_names_.empty()) ImGui::TextDisabled("none in %s", cli::presets_dir().string().c_str());
+    if (preset_names_.empty()) words_dim("none in %s", cli::presets_dir().string().c_str());
     ImGui::EndCombo();
   }
   const float bw = 52.0f * s;
-  ImGui::SetNextItemWidth(std::max(w, ImGui::GetContentRegionAvail().x - bw - ImGui::GetStyle().ItemSpacing.x));
+  ImGui::SetNextItemWidth(std::max(std::min(w, ImGui::GetContentRegionAvail().x),
+                                   ImGui::GetContentRegionAvail().x - bw - ImGui::GetStyle().ItemSpacing.x));
   const bool enter = ImGui::InputTextWithHint("##preset_file", "or a preset file (.json)", preset_path_,
                                               sizeof preset_path_, ImGuiInputTextFlags_EnterReturnsTrue);
-  ImGui::SameLine();
+  flow(bw);
   if ((ImGui::Button("Load", {bw, 0}) || enter) && preset_path_[0]) load_preset(preset_path_);
   if (preset_error_.empty() && preset_note_.empty()) return;
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::PushFont(fonts.small);
   if (!preset_error_.empty()) ImGui::TextColored(im(render::palette::backward), "%s", preset_error_.c_str());
-  else ImGui::TextDisabled("%s", preset_note_.c_str());
+  else words_dim("%s", preset_note_.c_str());
   ImGui::PopFont();
   ImGui::PopTextWrapPos();
 }
@@ -193,37 +204,45 @@ bool Lab::load_preset(const std::string& name_or_file) {
 void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   heading("CONTROLS", fonts);
   if (!viewing_.empty()) {
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
-    ImGui::TextDisabled("Showing %s, a recorded run: nothing to run or step. Apply a configuration to train live.",
+    ImGui::PushTextWrapPos(0.0f);
+    words_dim("Showing %s, a recorded run: nothing to run or step. Apply a configuration to train live.",
                         viewing_.c_str());
     ImGui::PopTextWrapPos();
     return;
   }
   const bool have = runner_.live() != nullptr && !st.building;
-  const float bw = std::floor((ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f);
+  const float avail = ImGui::GetContentRegionAvail().x;
+  float bw = std::floor((avail - ImGui::GetStyle().ItemSpacing.x) * 0.5f);
+  // Two buttons a row while their words fit half the panel; else one a row, the panel's width.
+  const bool pairs = std::max({button_w("Pause"), button_w("Reset"), button_w("Microbatch"), button_w("One step")}) <= bw;
+  if (!pairs) bw = avail;
   ImGui::BeginDisabled(!have);
   if (st.mode == RunMode::Paused) {
     if (ImGui::Button("Run", {bw, 0})) runner_.play(paced_ ? pace_ : 0);
   } else {
     if (ImGui::Button("Pause", {bw, 0})) runner_.pause();
   }
-  ImGui::SameLine();
+  if (pairs) ImGui::SameLine();
   if (ImGui::Button("Reset", {bw, 0})) runner_.reset();
-  if (ImGui::Button("Step one op", {bw * 2 + ImGui::GetStyle().ItemSpacing.x, 0})) runner_.step_op();
+  if (ImGui::Button("Step one op", {avail, 0})) runner_.step_op();
   if (ImGui::Button("Microbatch", {bw, 0})) runner_.step_microbatch();
-  ImGui::SameLine();
+  if (pairs) ImGui::SameLine();
   if (ImGui::Button("One step", {bw, 0})) runner_.step_whole();
   ImGui::EndDisabled();
   if (ImGui::Checkbox("slow:", &paced_) && st.mode != RunMode::Paused) runner_.play(paced_ ? pace_ : 0);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(120.0f * s);
+  // The pace slider beside it, narrower where the row is short, on a row of its own if need be.
+  const float label = ImGui::GetStyle().ItemInnerSpacing.x + text_w("ops/s");
+  const float room = content_right() - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x - label;
+  const float slider = std::min(120.0f * s, room >= 60.0f * s ? room : avail - label);
+  flow(slider + label);
+  ImGui::SetNextItemWidth(slider);
   ImGui::BeginDisabled(!paced_);
   if (ImGui::SliderFloat("ops/s", &pace_, 0.5f, 60.0f, "%.1f", ImGuiSliderFlags_Logarithmic) &&
       st.mode == RunMode::Paced)
     runner_.play(pace_);
   ImGui::EndDisabled();
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
-  ImGui::TextDisabled("keys: space run/pause · . op · M microbatch · S step");
+  ImGui::PushTextWrapPos(0.0f);
+  words_dim("keys: space run/pause · . op · M microbatch · S step");
   ImGui::PopTextWrapPos();
 }
 
@@ -231,19 +250,19 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
   heading("STATUS", fonts);
   const char* mode = st.building ? "building" : st.mode == RunMode::Free ? "running" : st.mode == RunMode::Paced ? "running slowly" : "paused";
   const RunStep* last = rs.last_complete();
-  if (!viewing_.empty()) ImGui::Text("recorded · %zu step%s", rs.history().size(), rs.history().size() == 1 ? "" : "s");
-  else if (st.in_step) ImGui::Text("%s · step %d under way", mode, st.steps_done + 1);
-  else ImGui::Text("%s · %d step%s done", mode, st.steps_done, st.steps_done == 1 ? "" : "s");
+  if (!viewing_.empty()) words("recorded · %zu step%s", rs.history().size(), rs.history().size() == 1 ? "" : "s");
+  else if (st.in_step) words("%s · step %d under way", mode, st.steps_done + 1);
+  else words("%s · %d step%s done", mode, st.steps_done, st.steps_done == 1 ? "" : "s");
   if (last && std::isnan(last->loss)) {
-    ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
-    ImGui::TextDisabled("a trace keeps the ops' times only: no loss, memory or tokens/s");
+    ImGui::PushTextWrapPos(0.0f);
+    words_dim("a trace keeps the ops' times only: no loss, memory or tokens/s");
     ImGui::PopTextWrapPos();
   } else if (last) {
-    ImGui::Text("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
-    ImGui::Text("%.0f tokens/s", last->tokens_per_s);
-    ImGui::TextDisabled("step: %.1f ms wall · %.2f ms virtual", last->wall_s * 1e3, last->virtual_s * 1e3);
+    words("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
+    words("%.0f tokens/s", last->tokens_per_s);
+    words_dim("step: %.1f ms wall · %.2f ms virtual", last->wall_s * 1e3, last->virtual_s * 1e3);
   } else {
-    ImGui::TextDisabled("no step finished yet");
+    words_dim("no step finished yet");
   }
   // The experts: how evenly the routers spread the tokens, and how many crossed GPUs.
   if (last && !last->router.empty() && rs.run()) {
@@ -259,13 +278,13 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
     if (routed > 0) {
       const double mean = (double)routed / (double)(L * E);
       ImGui::PushFont(fonts.small);
-      ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
-      ImGui::TextDisabled("busiest expert: layer %d, expert %d, %lld token rows (%.1f× the mean)", bl + 1, be + 1,
+      ImGui::PushTextWrapPos(0.0f);
+      words_dim("busiest expert: layer %d, expert %d, %lld token rows (%.1f× the mean)", bl + 1, be + 1,
                           (long long)busiest, busiest / mean);
       std::int64_t crossed = 0;
       for (const TrafficRow& t : last->traffic) crossed += t.rows;
       if (rs.run()->config().ep > 1)
-        ImGui::TextDisabled("all-to-all: %lld of %lld rows went to another GPU (%.0f%%)", (long long)crossed,
+        words_dim("all-to-all: %lld of %lld rows went to another GPU (%.0f%%)", (long long)crossed,
                             (long long)routed, 100.0 * (double)crossed / (double)routed);
       ImGui::PopTextWrapPos();
       ImGui::PopFont();
@@ -277,8 +296,8 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
     ImGui::TextColored(im(render::palette::backward), "events: ring %.0f%% full · %llu lost", 100.0 * rs.ring_fill(),
                        (unsigned long long)drops);
   else
-    ImGui::TextDisabled("events: ring %.0f%% full · none lost", 100.0 * rs.ring_fill());
-  if (!st.job.empty()) ImGui::TextDisabled("also running: %s", st.job.c_str());
+    words_dim("events: ring %.0f%% full · none lost", 100.0 * rs.ring_fill());
+  if (!st.job.empty()) words_dim("also running: %s", st.job.c_str());
   ImGui::PopFont();
 }
 
@@ -286,7 +305,7 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
   const LiveRun* run = rs.run();
   if (!run || !viewing_.empty()) return;
   heading("BY HAND", fonts);
-  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - 12.0f * s);
+  ImGui::PushTextWrapPos(0.0f);
   const trainer::Plan& plan = run->plan_of(st.in_step ? st.steps_done : st.steps_done);
   if (st.in_step && st.next_op >= 0 && (std::size_t)st.next_op < plan.ops.size()) {
     const trainer::Op& op = plan.op((std::uint32_t)st.next_op);
@@ -294,10 +313,10 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
     ImGui::SameLine();
     ImGui::TextUnformatted(op_title(op).c_str());
     ImGui::PushFont(fonts.small);
-    ImGui::TextDisabled("%s", op_explanation(op, plan).c_str());
+    words_dim("%s", op_explanation(op, plan).c_str());
     ImGui::PopFont();
   } else if (!st.in_step) {
-    ImGui::TextDisabled("\"Step one op\" begins step %d with its first op.", st.steps_done + 1);
+    words_dim("\"Step one op\" begins step %d with its first op.", st.steps_done + 1);
   }
   // The op that ran last (by hand: the one just run).
   const RunStep* cur = rs.latest();
@@ -309,7 +328,7 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
       ImGui::SameLine();
       ImGui::TextUnformatted(op_title(p.op(o.id)).c_str());
       ImGui::PushFont(fonts.small);
-      ImGui::TextDisabled("measured %.0f µs · virtual %.0f–%.0f µs%s", o.measured_s * 1e6, o.vbegin * 1e6, o.vend * 1e6,
+      words_dim("measured %.0f µs · virtual %.0f–%.0f µs%s", o.measured_s * 1e6, o.vbegin * 1e6, o.vend * 1e6,
                           o.bytes > 0 ? (" · " + fmt_bytes((double)o.bytes)).c_str() : "");
       ImGui::PopFont();
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "app/lab/lab.h"
 #include "app/scene/chip.h"
@@ -35,6 +36,7 @@ std::string mb(double bytes) {
 
 void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   drawn_.labels.clear();
+  drawn_.chips.clear();
   drawn_.ranks_viewport = vp;
   // Every word goes through here, so a test can check none overlaps another or leaves the view.
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
@@ -61,7 +63,12 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   drawn_.rank_op.assign((std::size_t)world, -1);
 
   // Geometry: a title line, a label column for the stages, then a grid of cells.
-  const float top = label * 2.2f, left = label * 7.0f, bottom = label * 1.6f, right = label;
+  // The footer (the walls' scale and colours) takes one line, or two where one would be cut.
+  const std::string walls_scale = "walls: measured bytes per GPU, full height ", walls_key =
+      "lavender weights + gradients · sand optimizer · amber activations";
+  const bool recorded = !run->recorded_from.empty();
+  const bool footer_two = !recorded && c.text_width(walls_scale + "000.0 MB   ·   " + walls_key, label * 0.8f) > vp.x - label * 1.6f;
+  const float top = label * 2.2f, left = label * 7.0f, bottom = label * (footer_two ? 2.65f : 1.6f), right = label;
   float gw = vp.x - left - right;
   const float gh = vp.y - top - bottom;
   // One rank stepped layer by layer: the chip takes the left, what each piece produced the rest.
@@ -152,6 +159,7 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       c.box(box, fill, std::min(3.0f, cell * 0.15f));
       continue;
     }
+    drawn_.chips.push_back(box);
     if (glow > 0) c.glow(box, render::with_alpha(die, 0.35f * glow), cell * 0.06f, cell * 0.12f);
     if (idle_wait)
       c.hatched(box, waiting_bg, render::with_alpha(waiting, 0.6f), std::max(4.0f, cell * 0.06f), 1.0f, cell * 0.08f,
@@ -204,9 +212,22 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
           say(bytes, {box.max.x - sz.x * 0.08f, box.max.y - sz.y * 0.14f}, label * 0.85f, text_dim, Align::Right);
       }
       if (ep > 1) {
+        // The chip's experts, under its die and right of its wall: whole ("experts 1–8"), as
+        // the range alone where that does not fit, or left out (the group's bracket still shows).
         const int e0 = L.first_expert(r);
-        say("experts " + std::to_string(e0 + 1) + "\u2013" + std::to_string(e0 + L.expert_count()),
-               {box.center().x + sz.x * 0.13f, box.min.y + sz.y * 0.06f}, label * 0.8f, text_dim, Align::Center);
+        const std::string range = std::to_string(e0 + 1) + "\u2013" + std::to_string(e0 + L.expert_count());
+        const float size = label * 0.8f, drawn = c.text_size(size);
+        const float xa = wall.max.x + sz.x * 0.04f, xb = box.max.x - sz.x * 0.05f;
+        const float base = box.min.y + sz.y * 0.06f;
+        // One form for every chip: the one the widest range (the last group's) fits in.
+        const int n = L.expert_count();
+        const std::string last = std::to_string((ep - 1) * n + 1) + "\u2013" + std::to_string(ep * n);
+        if (base + drawn * 0.75f <= d.min.y - 1.0f && base - drawn * 0.22f >= box.min.y + 1.0f) {
+          if (c.text_width("experts " + last, size) <= xb - xa)
+            say("experts " + range, {(xa + xb) * 0.5f, base}, size, text_dim, Align::Center);
+          else if (c.text_width(last, size) <= xb - xa)
+            say(range, {(xa + xb) * 0.5f, base}, size, text_dim, Align::Center);
+        }
       }
     } else if (cell >= 44.0f * s && dp <= 16) {
       c.set_layer(3);
@@ -216,9 +237,12 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
 
   // Stage labels and expert-group brackets.
   c.set_layer(3);
+  // Where rows are lower than a line of text, every k-th stage is named (stage 1 always).
+  const int every = std::max(1, (int)std::ceil(c.text_size(label) * 1.1f / cell));
   for (int st = 0; st < pp; ++st) {
     const float cy = gy + cell * ((float)st + 0.5f);
-    say("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
+    if (st % every == 0)
+      say("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
     int l0 = 1 << 30, l1 = -1;
     for (int ch : L.chunks_of_stage(st)) {
       l0 = std::min(l0, L.first_layer(ch));
@@ -294,12 +318,16 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   c.set_layer(3);
   {
     // The footer: the scale of the walls, shrunk (not cut) to the view's width.
-    const std::string note = !run->recorded_from.empty()
-                                 ? std::string("a recorded run: the trace keeps no memory, so the chips have no walls")
-                                 : "walls: measured bytes per GPU, full height " + mb(most) +
-                                       "   ·   lavender weights + gradients · sand optimizer · amber activations";
-    const float want = label * 0.8f, w = c.text_width(note, want), room = vp.x - label * 1.6f;
-    say(note, {label * 0.8f, label * 0.5f}, w > room ? want * room / w : want, text_faint, Align::Left);
+    std::vector<std::string> lines;
+    if (recorded) lines = {"a recorded run: the trace keeps no memory, so the chips have no walls"};
+    else if (footer_two) lines = {walls_scale + mb(most), walls_key};
+    else lines = {walls_scale + mb(most) + "   ·   " + walls_key};
+    const float want = label * 0.8f, room = vp.x - label * 1.6f;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const float w = c.text_width(lines[i], want);
+      say(lines[i], {label * 0.8f, label * (0.5f + 1.05f * (float)(lines.size() - 1 - i))}, w > room ? want * room / w : want,
+          text_faint, Align::Left);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // speed (0.1x to 10x), a jump to the selected rank's previous or next op, and a slider that
 // puts the cursor anywhere in the step. The cursor is the playhead every view reads.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -9,9 +10,38 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
+
+namespace {
+
+// The replay row's items, in order, at the current font: the heading, play, the speed, the
+// previous-op / GPU / next-op group, and the cursor (at least this wide).
+std::array<float, 5> replay_items(float s, int rank) {
+  char op[24];
+  std::snprintf(op, sizeof op, "GPU %d op", rank + 1);
+  const float gap = 2.0f * s;
+  return {text_w("REPLAY"), std::max(64.0f * s, button_w("pause")), 70.0f * s,
+          button_w("◀") + gap + text_w(op) + gap + button_w("▶"), 80.0f * s};
+}
+
+}  // namespace
+
+int Lab::replay_rows(float width, float s, const LabFonts& fonts) const {
+  ImGui::PushFont(fonts.small);
+  const std::array<float, 5> w = replay_items(s, sel_rank_);
+  ImGui::PopFont();
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  int rows = 1;
+  float x = w[0];
+  for (std::size_t i = 1; i < w.size(); ++i) {
+    if (x + gap + w[i] <= width) x += gap + w[i];
+    else ++rows, x = w[i];
+  }
+  return rows;
+}
 
 void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts, bool row) {
   const RunStep* rec = shown(rs);
@@ -37,12 +67,14 @@ void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts, bool row)
   ImGui::PushFont(fonts.small);
   ImGui::AlignTextToFramePadding();
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "REPLAY");
-  ImGui::SameLine();
-  if (ImGui::Button(replay_.playing ? "pause##replay" : "play##replay", {64.0f * s, 0})) {
+  const std::array<float, 5> item = replay_items(s, sel_rank_);
+  const float play_w = item[1];
+  flow(play_w);
+  if (ImGui::Button(replay_.playing ? "pause##replay" : "play##replay", {play_w, 0})) {
     if (replay_.playing) replay_.pause();
     else replay_.play(end);
   }
-  ImGui::SameLine();
+  flow(item[2]);
   static const double speeds[] = {0.1, 0.25, 0.5, 1, 2, 5, 10};
   char now[16];
   std::snprintf(now, sizeof now, "%g×", replay_.speed);
@@ -55,15 +87,19 @@ void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts, bool row)
     }
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  char op[24];
+  std::snprintf(op, sizeof op, "GPU %d op", sel_rank_ + 1);
+  // The previous-op button, the GPU and the next-op button stay together.
+  const float gap = 2.0f * s;
+  flow(item[3]);
   if (ImGui::Button("◀##prevop")) jump(-1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("GPU %d's previous op  ( [ )", sel_rank_ + 1);
   ImGui::SameLine(0, 2.0f * s);
-  ImGui::TextDisabled("GPU %d op", sel_rank_ + 1);
+  ImGui::TextDisabled("%s", op);
   ImGui::SameLine(0, 2.0f * s);
   if (ImGui::Button("▶##nextop")) jump(+1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("GPU %d's next op  ( ] )  ·  a click on a lane picks the GPU", sel_rank_ + 1);
-  ImGui::SameLine();
+  flow(item[4]);
   // The cursor: 0 .. the step's end, in the clock's own unit.
   const bool ms = end >= 1e-3;
   const float unit = ms ? 1e3f : 1e6f;

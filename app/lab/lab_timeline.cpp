@@ -13,6 +13,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "app/lab/lab_explain.h"
 #include "app/lab/lab_timeline_layer.h"
 #include "render/gl.h"
@@ -39,17 +40,25 @@ std::string fmt_time(double s) {
   return b;
 }
 
-void legend(ImDrawList* dl, float s) {
+void legend(ImDrawList* dl, float s, bool new_row) {
   struct Item { const char* name; EventKind k; };
   static const Item items[] = {{"forward", EventKind::Forward},     {"backward", EventKind::Backward},
                                {"weight grad", EventKind::WeightGradient}, {"send/recv", EventKind::Send},
                                {"all-to-all", EventKind::AllToAll}, {"all-reduce, reduce-scatter", EventKind::AllReduce},
                                {"all-gather, broadcast", EventKind::AllGather},
                                {"update", EventKind::Update}};
+  // The legend fills the header's last row, and one row more where the header may still take
+  // one (a tall pane); the colours that find no room are left out, not cut.
+  int more = new_row ? 1 : 0;  // rows the legend may still start
   for (const Item& it : items) {
-    ImGui::SameLine();
-    ImVec2 p = ImGui::GetCursorScreenPos();
     const float h = ImGui::GetTextLineHeight();
+    const float w = h * 0.6f + 2.0f * s + text_w(it.name);
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w > content_right()) {
+      if (more == 0) break;  // the rest in order would not fit: none of them, rather than a gap
+      --more;
+    }
+    flow(w);
+    ImVec2 p = ImGui::GetCursorScreenPos();
     dl->AddRectFilled({p.x, p.y + h * 0.25f}, {p.x + h * 0.5f, p.y + h * 0.75f}, col(kind_colour(it.k)), 2.0f * s);
     ImGui::Dummy({h * 0.6f, h});
     ImGui::SameLine(0, 2.0f * s);
@@ -90,9 +99,17 @@ double ruler_step(const Lanes& L) {
 // The ruler's times and clock, on the row above the ticks (they touch nothing the lanes draw).
 void ruler_times(ImDrawList& dl, const Lanes& L) {
   const double step = ruler_step(L);
-  for (double t = std::ceil(L.view0 / step) * step; t <= L.view1; t += step)
-    dl.AddText(L.small, L.small->FontSize, {L.X(t) + 3 * L.s, L.p0.y}, col(render::palette::text_faint), fmt_time(t).c_str());
-  dl.AddText(L.small, L.small->FontSize, {L.p0.x, L.p0.y}, col(render::palette::text_faint), L.wall ? "wall clock" : "virtual clock");
+  const char* clock = L.wall ? "wall clock" : "virtual clock";
+  const float size = L.small->FontSize;
+  // A time is written whole or not at all: none over the clock's name or past the pane's edge.
+  const float left = L.p0.x + L.small->CalcTextSizeA(size, FLT_MAX, 0, clock).x + 4 * L.s, right = L.p0.x + L.avail.x;
+  for (double t = std::ceil(L.view0 / step) * step; t <= L.view1; t += step) {
+    const std::string label = fmt_time(t);
+    const float x = L.X(t) + 3 * L.s;
+    if (x < left || x + L.small->CalcTextSizeA(size, FLT_MAX, 0, label.c_str()).x > right) continue;
+    dl.AddText(L.small, size, {x, L.p0.y}, col(render::palette::text_faint), label.c_str());
+  }
+  dl.AddText(L.small, size, {L.p0.x, L.p0.y}, col(render::palette::text_faint), clock);
 }
 
 // The ruler's ticks, the lanes' names and stripes, and the spans, into `dl`. whole: from scratch (the
@@ -244,7 +261,13 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
 
 void TimelineLayer::copy(const ImDrawList*, const ImDrawCmd* cmd) {
   const TimelineLayer& tl = *static_cast<const TimelineLayer*>(cmd->UserCallbackData);
-  tl.target.copy(tl.rect());
+  // Only what the command's scissor keeps: a damage-tracked frame (app/ui/frame_damage.h) cuts
+  // it to the part of the window drawn again.
+  const PixelBox sc = scissor_of(cmd->ClipRect, tl.frame_h);
+  const render::RetainedLayer::Rect r = tl.rect();
+  const int x0 = std::max(r.x, sc.x0), x1 = std::min(r.x + r.w, sc.x1);
+  const int y0 = std::max(r.y, tl.frame_h - sc.y1), y1 = std::min(r.y + r.h, tl.frame_h - sc.y0);
+  if (x1 > x0 && y1 > y0) tl.target.copy({x0, y0, x1 - x0, y1 - y0});
 }
 
 glm::vec4 kind_colour(EventKind k) {
@@ -273,30 +296,43 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "TIMELINE");
   if (!run || !rec) {
     ImGui::PopFont();
-    ImGui::TextDisabled(run ? "Press Run or Step one op: each op appears here as it finishes, one lane per GPU."
-                            : "Apply a configuration, then press Run or Step one op.");
+    words_dim("%s", run ? "Press Run or Step one op: each op appears here as it finishes, one lane per GPU."
+                        : "Apply a configuration, then press Run or Step one op.");
     return;
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("step %d%s", rec->step + 1, rec->complete ? "" : " (running)");
-  ImGui::SameLine();
-  if (ImGui::SmallButton("◀")) {
+  // The header's items wrap onto a second row where the pane is narrow, and a third only where
+  // it is tall; in a short pane (a small window, large text) the lanes come first and an item
+  // that would need another row is left out (F still fits the view).
+  const float pane_rows = (ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetItemRectMin().y) /
+                          ImGui::GetFrameHeightWithSpacing();
+  int rows_left = pane_rows > 9.0f ? 2 : pane_rows > 5.0f ? 1 : 0;
+  auto room_for = [&](float w) {
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= content_right()) {
+      ImGui::SameLine();
+      return true;
+    }
+    return rows_left-- > 0;
+  };
+  char step[48];
+  std::snprintf(step, sizeof step, "step %d%s", rec->step + 1, rec->complete ? "" : " (running)");
+  if (room_for(text_w(step))) ImGui::TextDisabled("%s", step);
+  if (room_for(small_button_w("◀")) && ImGui::SmallButton("◀")) {
     const auto& steps = rs.steps();
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
       if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; replay_.go_live(); break; }
   }
-  ImGui::SameLine();
-  if (ImGui::SmallButton("▶")) {
+  if (room_for(small_button_w("▶")) && ImGui::SmallButton("▶")) {
     for (const auto& st : rs.steps())
       if (st.step > rec->step) { pick_step_ = st.step; follow_ = true; replay_.go_live(); break; }
   }
-  ImGui::SameLine();
-  if (ImGui::SmallButton("latest")) { pick_step_ = -1; follow_ = true; replay_.go_live(); }
-  ImGui::SameLine();
-  if (ImGui::Checkbox("wall clock", &wall_clock_)) { follow_ = true; replay_.go_live(); last_fit_ = 0, hold_step_ = -1; }
-  ImGui::SameLine();
-  if (ImGui::SmallButton("fit")) { follow_ = true; replay_.go_live(); }
-  legend(dl, s);
+  if (room_for(small_button_w("latest")) && ImGui::SmallButton("latest")) { pick_step_ = -1; follow_ = true; replay_.go_live(); }
+  if (room_for(checkbox_w("wall clock")) && ImGui::Checkbox("wall clock", &wall_clock_)) {
+    follow_ = true;
+    replay_.go_live();
+    last_fit_ = 0, hold_step_ = -1;
+  }
+  if (room_for(small_button_w("fit")) && ImGui::SmallButton("fit")) { follow_ = true; replay_.go_live(); }
+  legend(dl, s, rows_left > 0);
   ImGui::PopFont();
 
   rec = shown(rs);  // refreshes the index
@@ -309,7 +345,7 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   // The replay row (lab_scrubber.cpp) sits under the lanes, where they leave room for it (in a
   // small window with large text the lanes come first; the keys P, [ and ] still work).
-  const float scrub_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  const float scrub_h = (float)replay_rows(avail.x, s, fonts) * ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
   const bool replay_row = avail.y - scrub_h >= 40;
   if (replay_row) avail.y -= scrub_h;
   if (avail.x < 50 || avail.y < 40) return;
@@ -434,6 +470,16 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       tl.target.end();
       tl.valid = true;
       (whole ? drawn_.lanes_whole : drawn_.lanes_appended) = 1;
+      // What changed in the layer, for the frame's damage: all of it, or what was appended.
+      PixelBox d{lx, ly, lx + lw, ly + lh};
+      if (!whole && ld.VtxBuffer.Size > 0) {
+        float a0 = 1e9f, b0 = 1e9f, a1 = -1e9f, b1 = -1e9f;
+        for (const ImDrawVert& v : ld.VtxBuffer)
+          a0 = std::min(a0, v.pos.x), b0 = std::min(b0, v.pos.y), a1 = std::max(a1, v.pos.x), b1 = std::max(b1, v.pos.y);
+        d = {std::max(d.x0, (int)std::floor(a0) - 1), std::max(d.y0, (int)std::floor(b0) - 1),
+             std::min(d.x1, (int)std::ceil(a1) + 1), std::min(d.y1, (int)std::ceil(b1) + 1)};
+      }
+      drawn_.lanes_dirty = d;
     }
     dl->AddCallback(&TimelineLayer::copy, &tl);
     rects = tl.rects;

@@ -13,8 +13,9 @@
 // swing with the neighbours' load, the CPU a frame costs this thread does not. The load
 // average is printed at the start and the end.
 //
-//   build/bench/bench_lab [--window S] [--rounds N] [--frames N] [--cap FPS] [--no-512] [--whole]
-// --whole draws the timeline's lanes whole every frame (no retained layer), for a before/after.
+//   build/bench/bench_lab [--window S] [--rounds N] [--frames N] [--cap FPS] [--no-512] [--whole] [--whole-frame]
+// --whole draws the timeline's lanes whole every frame (no retained layer), --whole-frame the
+// whole Lab every frame (no damage tracking, app/ui/frame_damage.h), for a before/after.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -99,16 +100,17 @@ int main(int argc, char** argv) {
   double window_s = 4.0;
   int cap_fps = 0;  // the paced side's frames a second (0: the window's pace, App::frame_interval)
   int rounds = 3, frames = 60;
-  bool big = true, retained = true;
+  bool big = true, retained = true, damage = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--window") && i + 1 < argc) window_s = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--no-512")) big = false;
     else if (!std::strcmp(argv[i], "--whole")) retained = false;
+    else if (!std::strcmp(argv[i], "--whole-frame")) damage = false;
     else if (!std::strcmp(argv[i], "--cap") && i + 1 < argc) cap_fps = std::max(1, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: bench_lab [--window S] [--rounds N] [--frames N] [--cap FPS] [--no-512] [--whole]\n");
+      std::fprintf(stderr, "usage: bench_lab [--window S] [--rounds N] [--frames N] [--cap FPS] [--no-512] [--whole] [--whole-frame]\n");
       return 2;
     }
   }
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
     app::App lab(assets, true, true, 1.0f, 0);
     lab.nav().set_lab(true);
     lab.lab().set_retained(retained);
+    lab.set_lab_damage(damage);
     render::Framebuffer fb(W, H);
     fb.bind();
     app::JobRunner& jr = app::JobRunner::shared();

@@ -66,7 +66,35 @@ void words_apart(const LabDrawn& d) {
       const bool apart = a.max.x <= b.min.x || b.max.x <= a.min.x || a.max.y <= b.min.y || b.max.y <= a.min.y;
       EXPECT_TRUE(apart) << "words " << i << " and " << j << " overlap";
     }
+    // A word is inside a chip (its name, its experts) or clear of every chip: never across a
+    // chip's border.
+    for (std::size_t k = 0; k < d.chips.size(); ++k) {
+      const render::Rect& c = d.chips[k];
+      const bool apart = a.max.x <= c.min.x || c.max.x <= a.min.x || a.max.y <= c.min.y || c.max.y <= a.min.y;
+      const bool inside = c.min.x <= a.min.x && a.max.x <= c.max.x && c.min.y <= a.min.y && a.max.y <= c.max.y;
+      EXPECT_TRUE(apart || inside) << "word " << i << " crosses chip " << k << "'s border";
+    }
   }
+}
+
+// The ranks view's words at both window sizes the pictures use and at three text sizes, for the
+// three runs the proof names: apart from each other, inside the view, never across a chip.
+TEST(LabPictures, RanksViewWordsFitEverySizeAndTextScale) {
+  const std::vector<std::pair<const char*, std::vector<std::string>>> runs = {
+      {"pp2_dp2_ep2", {"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}},
+      {"64_ranks", {"--model", "scale", "--pp", "8", "--dp", "8", "--ep", "8", "--microbatches", "8", "--batch", "64", "--seq", "8"}},
+      {"512_ranks", {"--model", "scale", "--dp", "64", "--ep", "8", "--pp", "8", "--schedule", "gpipe", "--microbatches", "1",
+                     "--batch", "64", "--seq", "8"}}};
+  for (const auto& [name, flags] : runs)
+    for (const auto [w, h] : {std::pair{1600, 900}, std::pair{1024, 600}})
+      for (float scale : {1.0f, 1.5f, 2.0f}) {
+        if (std::string(name) != "pp2_dp2_ep2" && scale == 1.5f) continue;  // the big runs: x1 and x2
+        const std::string shot = std::string(name) + "_" + std::to_string(w) + "_x" + std::to_string((int)(scale * 10));
+        SCOPED_TRACE(shot);
+        const HeadlessImage img = lab_shot(shot.c_str(), flags, 1, 0, w, h, scale);
+        words_apart(img.lab);
+        if (std::string(name) == "pp2_dp2_ep2") EXPECT_EQ(img.lab.chips.size(), 4u);
+      }
 }
 
 TEST(LabPictures, OneRankStepByHand) {
