@@ -1,0 +1,57 @@
+#include "render/shape_programs.h"
+
+#include <string>
+
+#include "render/gl.h"
+#include "render/shape_batch.h"
+
+namespace onegpu::render {
+
+ShapeVariant variant_of(const ShapeInstance& s) {
+  // As shape.frag and shape.vert read the kind and the hatching.
+  const int kind = static_cast<int>(s.params.z + 0.5f);
+  if (kind == 0 && s.extra.x > 0.0f) return ShapeVariant::HatchedBox;
+  if (kind >= 1 && kind <= 3) return static_cast<ShapeVariant>(kind);
+  return ShapeVariant::Box;  // the shaders' "else": any other kind is drawn as a box
+}
+
+void plan_shape_runs(const ShapeInstance* items, std::size_t n, std::vector<ShapeRun>& runs) {
+  runs.clear();
+  std::size_t i = 0;
+  while (i < n) {
+    const ShapeVariant v = variant_of(items[i]);
+    std::size_t j = i + 1;
+    while (j < n && variant_of(items[j]) == v) ++j;
+    const ShapeRun run{i, j - i, v};
+    i = j;
+    const bool short_run = run.count < kShortRun;
+    if (short_run && !runs.empty()) {
+      ShapeRun& last = runs.back();
+      // Joins the general run before it, or makes one with the short run before it.
+      if (last.variant == ShapeVariant::General || last.count < kShortRun) {
+        last.variant = ShapeVariant::General;
+        last.count += run.count;
+        continue;
+      }
+    }
+    runs.push_back(run);
+  }
+}
+
+ShapePrograms::ShapePrograms(const std::filesystem::path& dir) {
+  for (int v = -1; v < kShapeVariants; ++v) {
+    Program& p = programs_[v + 1];
+    p.shader = Shader(dir / "shape.vert", dir / "shape.frag", "#define SHAPE_VARIANT " + std::to_string(v) + "\n");
+    p.vp = p.shader.uniform("u_vp");
+    p.wpp = p.shader.uniform("u_wpp");
+  }
+}
+
+void ShapePrograms::use(ShapeVariant v, const float* view_projection, float world_per_px) const {
+  const Program& p = program(v);
+  p.shader.use();
+  glUniformMatrix4fv(p.vp, 1, GL_FALSE, view_projection);
+  glUniform1f(p.wpp, world_per_px);
+}
+
+}  // namespace onegpu::render
