@@ -33,11 +33,14 @@ void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
     warm_ = true;
     Camera cam;
     cam.viewport = {static_cast<float>(vw_), static_cast<float>(vh_)};
-    cam.center = {0.5f, 0.5f};
+    cam.height = cam.viewport.y;  // a world unit a pixel
+    cam.center = cam.viewport * 0.5f;
     DrawStats unused;
     ShapeBatch warm(&shape_programs_);
-    const glm::vec4 geom{0.5f, 0.5f, 0.5f, 0.5f};
-    auto shape = [&](float kind, float hatch) { return ShapeInstance{geom, {}, {}, {0.1f, 0.1f, kind, 0.0f}, {hatch, 0.1f, 0.0f, 0.0f}, {}}; };
+    auto shape = [&](float kind, float hatch) {  // a pixel across
+      const glm::vec4 geom{cam.center, kind == 2.0f ? cam.center : glm::vec2(0.5f)};  // a segment: its two ends
+      return ShapeInstance{geom, {}, {}, {0.1f, 0.1f, kind, 0.0f}, {hatch, 0.1f, 0.0f, 0.0f}, {}};
+    };
     for (const ShapeInstance& s : {shape(0, 0), shape(1, 0), shape(2, 0), shape(3, 0), shape(0, 0.2f)}) {
       warm.add(s);  // alone in its batch: drawn by its kind's program
       warm.flush(cam, unused);

@@ -49,7 +49,7 @@ ShapeBatch::ShapeBatch(const ShapePrograms* programs)
 
 void ShapeBatch::flush(const Camera& cam, DrawStats& stats) {
   if (items_.empty()) return;
-  plan_shape_runs(items_.data(), items_.size(), runs_);
+  plan_shape_runs(items_.data(), items_.size(), cam.world_per_pixel(), runs_);
   quad_.upload(items_.data(), items_.size());
   const glm::mat4 vp = cam.view_projection();
   for (const ShapeRun& run : runs_) {

@@ -15,26 +15,31 @@ ShapeVariant variant_of(const ShapeInstance& s) {
   return ShapeVariant::Box;  // the shaders' "else": any other kind is drawn as a box
 }
 
-void plan_shape_runs(const ShapeInstance* items, std::size_t n, std::vector<ShapeRun>& runs) {
+void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::vector<ShapeRun>& runs) {
   runs.clear();
+  const float short_area = kShortRunPx * wpp * wpp;
+  bool last_short = false;
   std::size_t i = 0;
   while (i < n) {
     const ShapeVariant v = variant_of(items[i]);
-    std::size_t j = i + 1;
-    while (j < n && variant_of(items[j]) == v) ++j;
+    std::size_t j = i;
+    float area = 0.0f;
+    for (; j < n && variant_of(items[j]) == v; ++j) {
+      if (j - i >= kShortRun) continue;  // long already: no need of its area
+      const glm::vec2 size = shape_bounds(items[j], wpp).size();
+      area += size.x * size.y;
+    }
     const ShapeRun run{i, j - i, v};
     i = j;
-    const bool short_run = run.count < kShortRun;
-    if (short_run && !runs.empty()) {
-      ShapeRun& last = runs.back();
-      // Joins the general run before it, or makes one with the short run before it.
-      if (last.variant == ShapeVariant::General || last.count < kShortRun) {
-        last.variant = ShapeVariant::General;
-        last.count += run.count;
-        continue;
-      }
+    const bool short_run = run.count < kShortRun && area < short_area;
+    const bool join = short_run && last_short;
+    last_short = short_run;
+    if (join) {  // joins the general run before it, or makes one with the short run before it
+      runs.back().variant = ShapeVariant::General;
+      runs.back().count += run.count;
+    } else {
+      runs.push_back(run);
     }
-    runs.push_back(run);
   }
 }
 

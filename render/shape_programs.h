@@ -29,12 +29,15 @@ struct ShapeRun {
   std::size_t first = 0, count = 0;
   ShapeVariant variant = ShapeVariant::General;
 };
-// A run of one variant shorter than this, next to another such run, goes to the general program
-// with its short neighbours: a draw call costs more than shading a few small shapes generally.
+// A run of one variant with fewer shapes than kShortRun and fewer pixels than kShortRunPx, next
+// to another such run, goes to the general program with its short neighbours: a draw call costs
+// more than shading a few small shapes generally, but less than shading a big box generally.
 constexpr std::size_t kShortRun = 8;
+constexpr float kShortRunPx = 64.0f * 64.0f;
 // Cuts items[0, n) into consecutive runs covering all of them in order (into `runs`, cleared
-// first): runs of one variant, except that two or more short runs in a row become one General run.
-void plan_shape_runs(const ShapeInstance* items, std::size_t n, std::vector<ShapeRun>& runs);
+// first): runs of one variant, except that two or more short runs in a row become one General
+// run. `wpp`: world units per pixel, for the shapes' areas.
+void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::vector<ShapeRun>& runs);
 
 class ShapePrograms {
  public:

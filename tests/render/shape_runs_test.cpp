@@ -14,6 +14,7 @@ std::vector<ShapeInstance> batch(const std::string& kinds) {
   std::vector<ShapeInstance> v;
   for (char k : kinds) {
     ShapeInstance s{};
+    s.geom = {0.0f, 0.0f, 1.0f, 1.0f};  // 2x2 world units (4x4 pixels with the margin, at wpp 1)
     s.params.z = k == 'r' ? 1.0f : k == 's' ? 2.0f : k == 'g' ? 3.0f : 0.0f;
     if (k == 'h') s.extra.x = 0.2f;  // hatch spacing
     v.push_back(s);
@@ -24,7 +25,7 @@ std::vector<ShapeInstance> batch(const std::string& kinds) {
 std::string plan(const std::string& kinds) {
   const auto items = batch(kinds);
   std::vector<ShapeRun> runs;
-  plan_shape_runs(items.data(), items.size(), runs);
+  plan_shape_runs(items.data(), items.size(), 1.0f, runs);
   std::string out;
   std::size_t next = 0;
   for (const ShapeRun& r : runs) {
@@ -66,4 +67,23 @@ TEST(ShapeRuns, ShortRunsInARowShareTheGeneralProgram) {
   EXPECT_EQ(plan(boxes + "srgh" + boxes), "b:8 G:4 b:8");
   EXPECT_EQ(plan("gbbb" + boxes), "g:1 b:11");
   EXPECT_EQ(plan("bsgrr" + boxes + "s"), "G:5 b:8 s:1");
+}
+
+TEST(ShapeRuns, ABigShapeKeepsItsOwnProgram) {
+  // A few shapes covering many pixels: shading them generally would cost more than a draw call.
+  auto items = batch("bsbsb");
+  items[2].geom = {0.0f, 0.0f, 40.0f, 40.0f};  // 82x82 pixels with the margin
+  std::vector<ShapeRun> runs;
+  plan_shape_runs(items.data(), items.size(), 1.0f, runs);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].variant, ShapeVariant::General);
+  EXPECT_EQ(runs[0].count, 2u);
+  EXPECT_EQ(runs[1].variant, ShapeVariant::Box);
+  EXPECT_EQ(runs[1].count, 1u);
+  EXPECT_EQ(runs[2].variant, ShapeVariant::General);
+  EXPECT_EQ(runs[2].count, 2u);
+  // Far out (a pixel is 100 world units) the same box is small: one general run.
+  plan_shape_runs(items.data(), items.size(), 100.0f, runs);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].variant, ShapeVariant::General);
 }
