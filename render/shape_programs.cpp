@@ -25,13 +25,13 @@ void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::
     std::size_t j = i;
     float area = 0.0f;
     for (; j < n && variant_of(items[j]) == v; ++j) {
-      if (j - i >= kShortRun) continue;  // long already: no need of its area
+      if (area >= short_area) continue;  // big enough already
       const glm::vec2 size = shape_bounds(items[j], wpp).size();
       area += size.x * size.y;
     }
     const ShapeRun run{i, j - i, v};
     i = j;
-    const bool short_run = run.count < kShortRun && area < short_area;
+    const bool short_run = area < short_area;
     const bool join = short_run && last_short;
     last_short = short_run;
     if (join) {  // joins the general run before it, or makes one with the short run before it

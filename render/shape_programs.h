@@ -29,11 +29,11 @@ struct ShapeRun {
   std::size_t first = 0, count = 0;
   ShapeVariant variant = ShapeVariant::General;
 };
-// A run of one variant with fewer shapes than kShortRun and fewer pixels than kShortRunPx, next
-// to another such run, goes to the general program with its short neighbours: a draw call costs
-// more than shading a few small shapes generally, but less than shading a big box generally.
-constexpr std::size_t kShortRun = 8;
-constexpr float kShortRunPx = 64.0f * 64.0f;
+// A run of one variant covering fewer pixels than this (its shapes' quads summed), next to
+// another such run, goes to the general program with its short neighbours: a draw call costs
+// more than shading a few small shapes generally (a field's flashing chips: a glow, then eight
+// small boxes, 512 times), but less than shading a big box or thousands of small ones generally.
+constexpr float kShortRunPx = 128.0f * 128.0f;
 // Cuts items[0, n) into consecutive runs covering all of them in order (into `runs`, cleared
 // first): runs of one variant, except that two or more short runs in a row become one General
 // run. `wpp`: world units per pixel, for the shapes' areas.

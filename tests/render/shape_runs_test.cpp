@@ -9,13 +9,15 @@
 using namespace onegpu::render;
 
 namespace {
-// A batch spelled one letter a shape: b box, h hatched box, r ring, s segment, g glow.
+// A batch spelled one letter a shape: b box, h hatched box, r ring, s segment, g glow, each 4x4
+// pixels with the margin at a world unit a pixel; B a box of 162x162 pixels.
 std::vector<ShapeInstance> batch(const std::string& kinds) {
   std::vector<ShapeInstance> v;
   for (char k : kinds) {
     ShapeInstance s{};
     s.geom = {0.0f, 0.0f, 1.0f, 1.0f};  // 2x2 world units (4x4 pixels with the margin, at wpp 1)
     s.params.z = k == 'r' ? 1.0f : k == 's' ? 2.0f : k == 'g' ? 3.0f : 0.0f;
+    if (k == 'B') s.geom = {0.0f, 0.0f, 80.0f, 80.0f};
     if (k == 'h') s.extra.x = 0.2f;  // hatch spacing
     v.push_back(s);
   }
@@ -32,7 +34,7 @@ std::string plan(const std::string& kinds) {
     EXPECT_EQ(r.first, next);  // consecutive, in drawing order, nothing left out
     EXPECT_GT(r.count, 0u);
     next = r.first + r.count;
-    const char name = r.variant == ShapeVariant::General ? 'G' : "brsgh"[static_cast<int>(r.variant)];
+    const char name = r.variant == ShapeVariant::General ? 'G' : "brsgh"[static_cast<int>(r.variant)];  // B is b
     out += (out.empty() ? "" : " ") + std::string(1, name) + ":" + std::to_string(r.count);
   }
   EXPECT_EQ(next, items.size());
@@ -54,36 +56,33 @@ TEST(ShapeRuns, OneKindIsOneRunHoweverLong) {
   EXPECT_EQ(plan(std::string(5000, 'b')), "b:5000");
 }
 
-TEST(ShapeRuns, LongRunsKeepTheirOwnProgram) {
-  const std::string boxes(kShortRun, 'b'), rings(kShortRun, 'r');
-  EXPECT_EQ(plan(boxes + rings + boxes), "b:8 r:8 b:8");
-  // One short run between long ones keeps its own program too: merging it would save no call.
-  EXPECT_EQ(plan(boxes + "s" + boxes), "b:8 s:1 b:8");
+TEST(ShapeRuns, RunsOfManyPixelsKeepTheirOwnProgram) {
+  const std::size_t n = static_cast<std::size_t>(kShortRunPx / 16);  // 16 pixels a shape
+  const std::string boxes(n, 'b'), rings(n, 'r'), k = std::to_string(n);
+  EXPECT_EQ(plan(boxes + rings + boxes), "b:" + k + " r:" + k + " b:" + k);
+  EXPECT_EQ(plan("BrB"), "b:1 r:1 b:1");  // one short run between big ones: merging saves no call
+  // A big shape among small ones of other kinds: shading it generally would cost more than a call.
+  EXPECT_EQ(plan("bsBsb"), "G:2 b:1 G:2");
 }
 
 TEST(ShapeRuns, ShortRunsInARowShareTheGeneralProgram) {
-  const std::string boxes(kShortRun, 'b');
   EXPECT_EQ(plan("bsbsbs"), "G:6");
-  EXPECT_EQ(plan(boxes + "srgh" + boxes), "b:8 G:4 b:8");
-  EXPECT_EQ(plan("gbbb" + boxes), "g:1 b:11");
-  EXPECT_EQ(plan("bsgrr" + boxes + "s"), "G:5 b:8 s:1");
+  EXPECT_EQ(plan("BsrghB"), "b:1 G:4 b:1");
+  // A field's flashing chips: a glow, then eight small boxes, again and again.
+  std::string chips;
+  for (int i = 0; i < 100; ++i) chips += "gbbbbbbbb";
+  EXPECT_EQ(plan(chips), "G:900");
+  EXPECT_EQ(plan("gbbbB"), "g:1 b:4");
+  EXPECT_EQ(plan("bsgrrBs"), "G:5 b:1 s:1");
 }
 
-TEST(ShapeRuns, ABigShapeKeepsItsOwnProgram) {
-  // A few shapes covering many pixels: shading them generally would cost more than a draw call.
-  auto items = batch("bsbsb");
-  items[2].geom = {0.0f, 0.0f, 40.0f, 40.0f};  // 82x82 pixels with the margin
+TEST(ShapeRuns, SmallerOnScreenWhenZoomedOut) {
+  // The same big box a hundredth the size on screen: one general run.
+  EXPECT_EQ(plan("bsBsb"), "G:2 b:1 G:2");
+  const auto items = batch("bsBsb");
   std::vector<ShapeRun> runs;
-  plan_shape_runs(items.data(), items.size(), 1.0f, runs);
-  ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(runs[0].variant, ShapeVariant::General);
-  EXPECT_EQ(runs[0].count, 2u);
-  EXPECT_EQ(runs[1].variant, ShapeVariant::Box);
-  EXPECT_EQ(runs[1].count, 1u);
-  EXPECT_EQ(runs[2].variant, ShapeVariant::General);
-  EXPECT_EQ(runs[2].count, 2u);
-  // Far out (a pixel is 100 world units) the same box is small: one general run.
   plan_shape_runs(items.data(), items.size(), 100.0f, runs);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].variant, ShapeVariant::General);
+  EXPECT_EQ(runs[0].count, 5u);
 }
