@@ -15,9 +15,10 @@ ShapeVariant variant_of(const ShapeInstance& s) {
   return ShapeVariant::Box;  // the shaders' "else": any other kind is drawn as a box
 }
 
-void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::vector<ShapeRun>& runs) {
+namespace {
+void plan_runs(const ShapeInstance* items, std::size_t n, float wpp, float short_px, std::vector<ShapeRun>& runs) {
   runs.clear();
-  const float short_area = kShortRunPx * wpp * wpp;
+  const float short_area = short_px * wpp * wpp;
   bool last_short = false;
   std::size_t i = 0;
   while (i < n) {
@@ -41,6 +42,15 @@ void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::
       runs.push_back(run);
     }
   }
+}
+}  // namespace
+
+void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::vector<ShapeRun>& runs) {
+  float short_px = kShortRunPx;
+  plan_runs(items, n, wpp, short_px, runs);
+  // Each round makes every run that was short still short, and more: it ends (at worst every
+  // shape's area is under the limit, and the whole batch is one general run).
+  while (runs.size() > kMaxRuns) plan_runs(items, n, wpp, short_px *= 4.0f, runs);
 }
 
 ShapePrograms::ShapePrograms(const std::filesystem::path& dir) {

@@ -34,9 +34,12 @@ struct ShapeRun {
 // more than shading a few small shapes generally (a field's flashing chips: a glow, then eight
 // small boxes, 512 times), but less than shading a big box or thousands of small ones generally.
 constexpr float kShortRunPx = 128.0f * 128.0f;
+// At most this many runs (draw calls) a batch: where big shapes of different kinds alternate
+// more often than that, the short-run size grows until they fit.
+constexpr std::size_t kMaxRuns = 16;
 // Cuts items[0, n) into consecutive runs covering all of them in order (into `runs`, cleared
 // first): runs of one variant, except that two or more short runs in a row become one General
-// run. `wpp`: world units per pixel, for the shapes' areas.
+// run; no more than kMaxRuns. `wpp`: world units per pixel, for the shapes' areas.
 void plan_shape_runs(const ShapeInstance* items, std::size_t n, float wpp, std::vector<ShapeRun>& runs);
 
 class ShapePrograms {

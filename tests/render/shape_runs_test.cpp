@@ -86,3 +86,20 @@ TEST(ShapeRuns, SmallerOnScreenWhenZoomedOut) {
   EXPECT_EQ(runs[0].variant, ShapeVariant::General);
   EXPECT_EQ(runs[0].count, 5u);
 }
+
+TEST(ShapeRuns, BigShapesOfKindsThatAlternateStillMakeAFewCalls) {
+  // A zoomed-in field of flashing chips: a big glow, then a big box, 512 times.
+  std::string chips;
+  for (int i = 0; i < 512; ++i) chips += "gB";
+  auto items = batch(chips);
+  for (auto& s : items) s.geom = {0.0f, 0.0f, 80.0f, 80.0f};
+  std::vector<ShapeRun> runs;
+  plan_shape_runs(items.data(), items.size(), 1.0f, runs);
+  EXPECT_LE(runs.size(), kMaxRuns);
+  std::size_t next = 0;
+  for (const ShapeRun& r : runs) {
+    EXPECT_EQ(r.first, next);
+    next = r.first + r.count;
+  }
+  EXPECT_EQ(next, items.size());
+}
