@@ -6,7 +6,7 @@
 
 namespace onegpu::render {
 
-Canvas::Canvas(const Shader* shapes, const Shader* text, const SdfFont* font) : font_(font) {
+Canvas::Canvas(const ShapePrograms* shapes, const Shader* text, const SdfFont* font) : font_(font) {
   for (auto& l : layers_) {
     l.shapes = std::make_unique<ShapeBatch>(shapes);
     l.text = std::make_unique<TextBatch>(text, font);

@@ -36,7 +36,7 @@ struct TextView {
 class Canvas {
  public:
   static constexpr int kLayers = 4;
-  Canvas(const Shader* shapes, const Shader* text, const SdfFont* font);
+  Canvas(const ShapePrograms* shapes, const Shader* text, const SdfFont* font);
 
   void set_layer(int i) { layer_ = i < 0 ? 0 : i >= kLayers ? kLayers - 1 : i; }
   int layer() const { return layer_; }

@@ -5,11 +5,11 @@
 namespace onegpu::render {
 
 Renderer::Renderer(const AssetPaths& assets)
-    : shape_shader_(assets.shader_dir / "shape.vert", assets.shader_dir / "shape.frag"),
+    : shape_programs_(assets.shader_dir),
       text_shader_(assets.shader_dir / "text.vert", assets.shader_dir / "text.frag"),
       font_(std::make_unique<SdfFont>(assets.font)),
-      world_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())),
-      screen_(std::make_unique<Canvas>(&shape_shader_, &text_shader_, font_.get())) {}
+      world_(std::make_unique<Canvas>(&shape_programs_, &text_shader_, font_.get())),
+      screen_(std::make_unique<Canvas>(&shape_programs_, &text_shader_, font_.get())) {}
 
 void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
   vx_ = x; vy_ = y; vw_ = w > 0 ? w : 1; vh_ = h > 0 ? h : 1;
@@ -26,6 +26,29 @@ void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
   glDisable(GL_CULL_FACE);
   glEnable(GL_BLEND);
   glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA);  // shaders output premultiplied alpha
+  if (!warm_) {
+    // llvmpipe compiles a program's pixel code at its first draw: tens of milliseconds each. One
+    // shape of every kind, all colours transparent (so not a pixel changes), compiles them all
+    // now rather than on the frame where a chapter first draws a hatched box or an arc.
+    warm_ = true;
+    Camera cam;
+    cam.viewport = {static_cast<float>(vw_), static_cast<float>(vh_)};
+    cam.height = cam.viewport.y;  // a world unit a pixel
+    cam.center = cam.viewport * 0.5f;
+    DrawStats unused;
+    ShapeBatch warm(&shape_programs_);
+    auto shape = [&](float kind, float hatch) {  // a pixel across
+      const glm::vec4 geom{cam.center, kind == 2.0f ? cam.center : glm::vec2(0.5f)};  // a segment: its two ends
+      return ShapeInstance{geom, {}, {}, {0.1f, 0.1f, kind, 0.0f}, {hatch, 0.1f, 0.0f, 0.0f}, {}};
+    };
+    for (const ShapeInstance& s : {shape(0, 0), shape(1, 0), shape(2, 0), shape(3, 0), shape(0, 0.2f)}) {
+      warm.add(s);  // alone in its batch: drawn by its kind's program
+      warm.flush(cam, unused);
+    }
+    warm.add(shape(0, 0));  // two short runs: the general program
+    warm.add(shape(1, 0));
+    warm.flush(cam, unused);
+  }
 }
 
 void Renderer::set_text_rule(const Camera& cam, float min_px) {

@@ -34,12 +34,14 @@ class Renderer {
   const DrawStats& stats() const { return stats_; }
 
  private:
-  Shader shape_shader_, text_shader_;
+  ShapePrograms shape_programs_;
+  Shader text_shader_;
   std::unique_ptr<SdfFont> font_;
   std::unique_ptr<Canvas> world_, screen_;
   DrawStats stats_;
   LabelLog labels_;
   int vx_ = 0, vy_ = 0, vw_ = 1, vh_ = 1;
+  bool warm_ = false;  // every shape program has drawn once (begin)
 };
 
 }  // namespace onegpu::render

@@ -16,8 +16,14 @@ std::string read_text_file(const std::filesystem::path& p, const char* what) {
   return s.str();
 }
 
-static unsigned compile(GLenum kind, const std::filesystem::path& p) {
+static unsigned compile(GLenum kind, const std::filesystem::path& p, const std::string& defines) {
   std::string src = read_text_file(p, "shader file");
+  if (!defines.empty()) {
+    // After the #version line, which must come first.
+    const std::size_t eol = src.rfind("#version", 0) == 0 ? src.find('\n') : std::string::npos;
+    if (eol == std::string::npos) throw Error("shader " + p.string() + " does not start with a #version line");
+    src.insert(eol + 1, defines + "#line 2\n");  // the file's own line numbers in compile errors
+  }
   unsigned s = glCreateShader(kind);
   const char* c = src.c_str();
   glShaderSource(s, 1, &c, nullptr);
@@ -28,16 +34,16 @@ static unsigned compile(GLenum kind, const std::filesystem::path& p) {
     char log[2048] = {};
     glGetShaderInfoLog(s, sizeof log, nullptr, log);
     glDeleteShader(s);
-    throw Error("shader " + p.string() + " does not compile: " + log);
+    throw Error("shader " + p.string() + (defines.empty() ? "" : " (with " + defines.substr(0, defines.find('\n')) + ")") + " does not compile: " + log);
   }
   return s;
 }
 
-Shader::Shader(const std::filesystem::path& vert, const std::filesystem::path& frag) {
-  unsigned v = compile(GL_VERTEX_SHADER, vert);
+Shader::Shader(const std::filesystem::path& vert, const std::filesystem::path& frag, const std::string& defines) {
+  unsigned v = compile(GL_VERTEX_SHADER, vert, defines);
   unsigned f = 0;
   try {
-    f = compile(GL_FRAGMENT_SHADER, frag);
+    f = compile(GL_FRAGMENT_SHADER, frag, defines);
   } catch (...) {
     glDeleteShader(v);
     throw;

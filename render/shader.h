@@ -10,8 +10,9 @@ namespace onegpu::render {
 class Shader {
  public:
   Shader() = default;
-  // Throws render::Error naming the file when it is missing or does not compile.
-  Shader(const std::filesystem::path& vert, const std::filesystem::path& frag);
+  // Throws render::Error naming the file when it is missing or does not compile. `defines`
+  // (lines such as "#define SHAPE_KIND 0\n") go right after each file's #version line.
+  Shader(const std::filesystem::path& vert, const std::filesystem::path& frag, const std::string& defines = {});
   ~Shader();
   Shader(Shader&& o) noexcept : program_(o.program_) { o.program_ = 0; }
   Shader& operator=(Shader&& o) noexcept;

@@ -44,16 +44,19 @@ Rect opaque_interior(const ShapeInstance& s, float wpp) {
   return {c - in, c + in};
 }
 
-ShapeBatch::ShapeBatch(const Shader* shader)
-    : shader_(shader), quad_({-1, -1, 1, -1, -1, 1, 1, 1}, sizeof(ShapeInstance), 6) {}
+ShapeBatch::ShapeBatch(const ShapePrograms* programs)
+    : programs_(programs), quad_({-1, -1, 1, -1, -1, 1, 1, 1}, sizeof(ShapeInstance), 6) {}
 
 void ShapeBatch::flush(const Camera& cam, DrawStats& stats) {
   if (items_.empty()) return;
-  shader_->use();
-  glUniformMatrix4fv(shader_->uniform("u_vp"), 1, GL_FALSE, glm::value_ptr(cam.view_projection()));
-  glUniform1f(shader_->uniform("u_wpp"), cam.world_per_pixel());
-  quad_.draw(items_.data(), items_.size());
-  stats.draw_calls += 1;
+  plan_shape_runs(items_.data(), items_.size(), cam.world_per_pixel(), runs_);
+  quad_.upload(items_.data(), items_.size());
+  const glm::mat4 vp = cam.view_projection();
+  for (const ShapeRun& run : runs_) {
+    programs_->use(run.variant, glm::value_ptr(vp), cam.world_per_pixel());
+    quad_.draw_range(run.first, run.count);
+  }
+  stats.draw_calls += static_cast<int>(runs_.size());
   stats.instances += items_.size();
   items_.clear();
 }

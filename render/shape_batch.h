@@ -1,7 +1,8 @@
 #pragma once
 // Instanced shapes drawn from signed distance functions: rounded boxes (filled, outlined or
 // hatched), glows, rings, discs and arcs, and line segments with round caps. All instances of
-// a batch go to the GPU in one draw call, however many there are.
+// a batch go to the GPU in one upload, drawn by a call per run of one kind of shape
+// (render/shape_programs.h), however many there are.
 #include <cstddef>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "render/camera.h"
 #include "render/instanced_quad.h"
 #include "render/shader.h"
+#include "render/shape_programs.h"
 
 namespace onegpu::render {
 
@@ -43,7 +45,7 @@ Rect opaque_interior(const ShapeInstance& s, float wpp);
 
 class ShapeBatch {
  public:
-  explicit ShapeBatch(const Shader* shader);
+  explicit ShapeBatch(const ShapePrograms* programs);
   ShapeBatch(const ShapeBatch&) = delete;
   ShapeBatch& operator=(const ShapeBatch&) = delete;
 
@@ -52,13 +54,14 @@ class ShapeBatch {
   // The shapes added since the last flush, in drawing order (the canvas leaves out unseen ones).
   std::vector<ShapeInstance>& items() { return items_; }
   void clear() { items_.clear(); }
-  // Uploads and draws everything added since the last clear, in one instanced call.
+  // Uploads and draws everything added since the last clear, in order: one instanced call per run.
   void flush(const Camera& cam, DrawStats& stats);
 
  private:
-  const Shader* shader_;
+  const ShapePrograms* programs_;
   InstancedQuad quad_;
   std::vector<ShapeInstance> items_;
+  std::vector<ShapeRun> runs_;  // kept between frames: no allocation a frame
 };
 
 }  // namespace onegpu::render

@@ -1,6 +1,15 @@
 #version 330 core
 // Shapes as signed distances (negative inside), anti-aliased over one pixel.
 // Output is premultiplied alpha.
+//
+// SHAPE_VARIANT (set by the renderer, render/shape_programs.h) compiles the program for one kind
+// of shape only: a software rasteriser runs every branch of a shader for every pixel, so the
+// general program (-1, every kind, picked per instance) shades each pixel of a box with the
+// ring's, the segment's, the glow's and the hatching's arithmetic as well. The variants are this
+// same text with the kind fixed, so they give the same pixels.
+#ifndef SHAPE_VARIANT
+#define SHAPE_VARIANT -1
+#endif
 in vec2 v_local;
 in vec2 v_world;
 flat in vec2 v_half;
@@ -26,7 +35,16 @@ vec4 premul(vec4 c) { return vec4(c.rgb * c.a, c.a); }
 float cover(float d) { return clamp(0.5 - d / u_wpp, 0.0, 1.0); }
 
 void main() {
+#if SHAPE_VARIANT < 0
   int kind = int(v_params.z + 0.5);
+  bool hatched = kind == 0 && v_extra.x > 0.0;
+#elif SHAPE_VARIANT == 4
+  const int kind = 0;  // a hatched box
+  const bool hatched = true;
+#else
+  const int kind = SHAPE_VARIANT;
+  const bool hatched = false;
+#endif
   float d;
   if (kind == 1) {
     float r = length(v_local);
@@ -64,7 +82,7 @@ void main() {
   }
 
   vec4 fill = v_fill;
-  if (kind == 0 && v_extra.x > 0.0) {
+  if (hatched) {
     // Diagonal hatching in world space, so it stays put as the camera moves.
     float u = (v_world.x + v_world.y) / v_extra.x;
     float dist = abs(fract(u) - 0.5) * v_extra.x * 0.7071;

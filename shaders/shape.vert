@@ -3,6 +3,9 @@
 // edge is never clipped: coverage falls to zero half a pixel outside the edge, so a pixel whose
 // centre is further out than that adds nothing, and a wider margin only adds work (for a cell a
 // few pixels wide, half again as many pixels shaded).
+#ifndef SHAPE_VARIANT
+#define SHAPE_VARIANT -1  // every kind (see shape.frag)
+#endif
 layout(location = 0) in vec2 a_corner;
 layout(location = 1) in vec4 i_geom;
 layout(location = 2) in vec4 i_fill;
@@ -24,7 +27,13 @@ flat out vec4 v_extra;
 flat out vec4 v_hatch;
 
 void main() {
+#if SHAPE_VARIANT < 0
   int kind = int(i_params.z + 0.5);
+#elif SHAPE_VARIANT == 4
+  const int kind = 0;
+#else
+  const int kind = SHAPE_VARIANT;
+#endif
   float pad = u_wpp + i_params.w;
   vec2 pos;
   if (kind == 2) {

@@ -67,9 +67,13 @@ void draw_chip(Canvas& c, const Rect& chip, const ChipLook& look, float wpp) {
   // a pixel: each costs a whole instance to upload, set up and shade, for nothing one can see.
   // Under kFewPx the stacks go (about a pixel wide); under kDotPx the chip is one box whose
   // colour mixes its parts by the area they cover. Fields of 512 never get that small.
-  constexpr float kFewPx = 8.0f, kDotPx = 5.0f;
+  // Under kColumnPx (a field of 4,096) the stacks are under two pixels wide and the gaps
+  // between them under half a pixel: each side's three become one box, its colour mixed with the
+  // package's by the share of the column the stacks cover.
+  constexpr float kColumnPx = 12.0f, kFewPx = 8.0f, kDotPx = 5.0f;
   const float px = wpp > 0.0f ? s / wpp : 1e9f;
   const bool far = look.detail <= 0.0f && px < kFewPx, dot = far && px < kDotPx;
+  const bool columns = look.detail <= 0.0f && !far && px < kColumnPx;
 
   // Package.
   // A glow only while switching on: at rest a field of 512 large soft quads would cost more
@@ -113,6 +117,17 @@ void draw_chip(Canvas& c, const Rect& chip, const ChipLook& look, float wpp) {
   }
 
   // Memory stacks.
+  if (columns) {
+    // Stacks 0.175 high at a 0.215 pitch: three cover 0.525 of the 0.605 column.
+    constexpr float kCovered = 3 * 0.175f / (2 * 0.215f + 0.175f);
+    const glm::vec4 col = mix(body_col, stack_col, kCovered);
+    for (int side = 0; side < 2; ++side) {
+      const Rect& lo = p.stacks[side * 3];
+      const Rect& hi = p.stacks[side * 3 + 2];
+      c.box({lo.min, hi.max}, with_alpha(col, a * icon), 0.02f * s);
+    }
+    return;
+  }
   for (int i = 0; i < 6; ++i) {
     if (icon > 0.0f && !far) c.box(p.stacks[i], with_alpha(stack_col, a * icon), 0.02f * s);
     if (look.detail > 0.0f) {

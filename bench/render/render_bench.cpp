@@ -1,6 +1,7 @@
 // Frame time and draw calls of the field at 512, 4,096 and 32,768 cells, offscreen, in one
 // run. Each size is reported against the 512-cell field measured in the same run; the draw
-// calls must not grow with the cell count (one instanced call holds every cell).
+// calls must not grow with the cell count (one instanced call holds every cell of a kind; the
+// runs by kind of shape, render/shape_programs.h, may differ by a few with the chips' detail).
 //
 // Then every chapter of the story, with its panels, at 1600×900: the mean and worst frame over
 // its animation, against the 16.7 ms a 60 fps frame may take.
@@ -12,11 +13,12 @@
 // (its index, in 60ths of a second of chapter time).
 //
 //   build/bench/bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log]
-//       [--prepared]
+//       [--prepared] [--field-png DIR]
 // --chapter plays one chapter only; --log prints every frame's times (to find a hitch);
 // --prepared lets each chapter's background jobs (a measured run, the router's pick) finish
 // before its frames are timed, which tells the drawing's cost from the jobs' (the process
-// CPU clock counts the job runner's thread too).
+// CPU clock counts the job runner's thread too); --field-png writes the field's last frame at
+// each size to DIR/field-CELLS.png, to look at what was timed.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,7 @@
 #include "app/app.h"
 #include "app/assets.h"
 #include "app/frame_memory.h"
+#include "app/png_file.h"
 #include "app/story.h"
 #include "app/chapters/field_chapter.h"
 #include "bench/frame_clock.h"
@@ -38,6 +41,7 @@
 #include "render/headless_context.h"
 #include "render/palette.h"
 #include "render/renderer.h"
+#include "render/shape_programs.h"
 
 using namespace onegpu;
 using bench::FrameStats;
@@ -49,6 +53,7 @@ int main(int argc, char** argv) {
   std::string only;
   bool log = false;  // every frame's times, one line each
   bool prepared = false;  // wait for a chapter's background jobs before timing it
+  std::string field_png;  // a folder for the field's pictures
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) std::sscanf(argv[++i], "%dx%d", &w, &h);
@@ -57,8 +62,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--chapter") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--log")) log = true;
     else if (!std::strcmp(argv[i], "--prepared")) prepared = true;
+    else if (!std::strcmp(argv[i], "--field-png") && i + 1 < argc) field_png = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log] [--prepared]\n");
+      std::fprintf(stderr, "usage: bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log] [--prepared] [--field-png DIR]\n");
       return 2;
     }
   }
@@ -103,7 +109,9 @@ int main(int argc, char** argv) {
         if (cells == 512) { base_cpu = m.cpu; base_calls = ds.draw_calls; }
         std::printf("%8d %10zu %6d %10.2f %8.1f %10.2f %10.2f %10.2f %10.2f %7.2fx\n", cells, ds.instances,
                     ds.draw_calls, m.wall, 1000.0 / m.wall, m.cpu, m.thread, m.raster, st.worst.wall, m.cpu / base_cpu);
-        if (ds.draw_calls != base_calls) {
+        if (!field_png.empty())
+          app::save_png(field_png + "/field-" + std::to_string(cells) + ".png", w, h, render::read_pixels(w, h));
+        if (ds.draw_calls > base_calls + render::kShapeVariants) {
           std::fprintf(stderr, "draw calls grew with the cell count (%d vs %d)\n", ds.draw_calls, base_calls);
           status = 1;
         }

@@ -206,8 +206,10 @@ TEST(Pictures, EveryChapterHasItsOwnScene) {
 
 TEST(Pictures, FieldIsOneDrawCallForAllCells) {
   HeadlessImage img = shoot("field", std::nullopt, false);
-  // Layers hold the cells (one call), GPU 1 and its ring (one), the label and the counter (text):
-  // a handful of calls for 512 chips and thousands of shapes.
-  EXPECT_LE(img.stats.draw_calls, 6);
+  // Layers hold the cells, GPU 1 and its ring, the label and the counter (text): a handful of
+  // calls for 512 chips and thousands of shapes. The cells take a call per run of one kind of
+  // shape (render/shape_programs.h): at the end the farthest chips still flash (a glow before
+  // each), and those stretches share the general program.
+  EXPECT_LE(img.stats.draw_calls, 16);
   EXPECT_GT(img.stats.instances, 512u * 8);
 }
