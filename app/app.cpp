@@ -458,6 +458,7 @@ void App::draw_status(float W, float H, float status_h) {
   std::string status = head;
   const float room = ImGui::GetContentRegionAvail().x;
   auto add_if_it_fits = [&](const char* part) {
+    if (!*part) return;  // no GL renderer name in a headless render
     std::string longer = status + "  ·  " + part;
     if (ImGui::CalcTextSize(longer.c_str()).x <= room) status = std::move(longer);
   };

@@ -207,6 +207,7 @@ class Lab {
   std::uint64_t seen_generation_ = 0;
   std::string viewing_;  // the file of a recorded run on screen ("" for the live run)
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for
+  bool config_open_request_ = false;          // load_preset: open the configuration header
   mutable StepIndex index_;
   LabDrawn drawn_;
   bool retained_ = true;

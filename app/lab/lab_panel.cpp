@@ -83,6 +83,9 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
     ImGui::SetNextItemOpen(shown_gen == 0, ImGuiCond_Always);
     config_generation_ = shown_gen;
   }
+  // A preset just loaded (or refused) opens it: its fields, or its pink line, are the answer.
+  if (config_open_request_) ImGui::SetNextItemOpen(true, ImGuiCond_Always);
+  config_open_request_ = false;
   // The header's word, shorter where the panel is too narrow for it at this text size.
   const float arrow = ImGui::GetFontSize() + ImGui::GetStyle().FramePadding.x * 4.0f;
   const bool open = ImGui::CollapsingHeader(
@@ -188,6 +191,7 @@ void Lab::preset_row(float s, const LabFonts& fonts) {
 }
 
 bool Lab::load_preset(const std::string& name_or_file) {
+  config_open_request_ = true;
   try {
     const cli::RunPreset p = cli::load_run_preset(name_or_file);  // throws the one line
     set_args(lab_train_args(p.flags));
