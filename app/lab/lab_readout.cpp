@@ -93,6 +93,26 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
     while (s.size() > 4 && c.text_width(s, size) > width) s.erase(0, 1);  // keep the end of a context
     return s;
   };
+  // A note in a column: broken between words onto as many rows as it needs (it ran into the
+  // next column in one line).
+  auto say_wrapped = [&](const std::string& str, glm::vec2 at, float width, float size, glm::vec4 colour) {
+    std::string line, word;
+    auto flush = [&] {
+      if (!line.empty()) say(line, at, size, colour, Align::Left);
+      at.y -= size * 1.75f / 0.85f;
+      line.clear();
+    };
+    for (std::size_t i = 0; i <= str.size(); ++i) {
+      if (i < str.size() && str[i] != ' ') {
+        word += str[i];
+        continue;
+      }
+      if (!line.empty() && c.text_width(line + " " + word, size) > width) flush();
+      line += (line.empty() ? "" : " ") + word;
+      word.clear();
+    }
+    flush();
+  };
   // A heading keeps its words and shrinks (to 70% at most) to fit its column.
   auto heading = [&](const std::string& str, glm::vec2 at, float width, glm::vec4 colour) {
     const float w = c.text_width(str, label);
@@ -111,7 +131,7 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
           col_w, forward);
   y -= row;
   if (r.head_step < 0) {
-    say("not reached yet: step to the last layer", {x, y}, label * 0.85f, text_faint, Align::Left);
+    say_wrapped("not reached yet: step to the last layer", {x, y}, col_w, label * 0.85f, text_faint);
   } else {
     say(fit("\u2026" + r.context + " \u2192 ?", col_w, label * 0.85f), {x, y}, label * 0.85f, text_dim, Align::Left);
     y -= row;
@@ -180,7 +200,7 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
           optimizer);
   y -= row;
   if (r.move_step < 0) {
-    say("after the last op of a step", {x, y}, label * 0.85f, text_faint, Align::Left);
+    say_wrapped("after the last op of a step", {x, y}, col_w, label * 0.85f, text_faint);
     return;
   }
   say("weights moved by", {x, y}, label * 0.85f, text_dim, Align::Left);

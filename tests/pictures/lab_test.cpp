@@ -107,6 +107,8 @@ TEST(LabPictures, OneRankStepByHand) {
   EXPECT_GT(count_in_lane(img, 0, fills::pink), 1000) << "the backwards so far";
   EXPECT_FALSE(img.lab.bubble_shown) << "no step is finished yet";
   words_apart(img.lab);
+  // One op in: the read-outs' notes ("not reached yet ...") stay in their own columns.
+  words_apart(lab_shot("one_rank_ops1", {"--seq", "16"}, 0, 1).lab);
 }
 
 // A small window with the presenter's text size up: the read-outs beside the chip still fit
