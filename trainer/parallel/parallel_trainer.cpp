@@ -19,6 +19,7 @@
 #include "trainer/io/safetensors.h"
 #include "trainer/device.h"
 #include "trainer/ops/cpu_backend.h"
+#include "trainer/parallel/expert_grad_rows.h"
 #include "trainer/parallel/weight_cache.h"
 
 namespace onegpu::trainer {
@@ -129,6 +130,9 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::unique_ptr<Model> model;
     std::map<std::pair<int, int>, MicrobatchState> states;  // (chunk, microbatch)
     std::map<std::pair<int, int>, ExpertWork> work;          // (layer, microbatch)
+    // By layer: the rows of the step's expert weight gradients so far (CPU ranks; made on
+    // first use, kept from step to step).
+    std::vector<std::unique_ptr<ExpertGradRows>> grad_rows;
     double sq = 0.0;  // Update: this rank's share of the squared gradient norm
     std::vector<Event> mem_events;
     std::vector<std::int64_t> routed;  // [layer * E + expert]: rows this rank's routers chose
@@ -668,6 +672,19 @@ struct ParallelTrainer::Impl final : OpRunner {
   // ZB-H1: B makes input gradients, W (later) the weight gradients.
   bool split_w() const { return rc.schedule == Schedule::ZeroBubbleH1; }
 
+  // CPU ranks make the expert weight gradients of rows other ranks sent once a step, from the
+  // rows of all its microbatches (ExpertGradRows: bitwise the same gradients, a fraction of
+  // the memory traffic). A device's ranks make them microbatch by microbatch.
+  bool keeps_grad_rows() const { return !device_ranks; }
+  void keep_grad_rows(Rank& R, int l, const ExpertWork& w, const float* du) {
+    if (R.grad_rows.empty()) R.grad_rows.resize((std::size_t)mc.n_layers);
+    auto& rows = R.grad_rows[(std::size_t)l];
+    if (!rows) rows = std::make_unique<ExpertGradRows>(rc.experts_per_rank(), mc.d_model, mc.expert_hidden);
+    rows->add(w.offsets, w.cache.xe.data(), w.cache.a.data(), w.dy.data(), du);
+    // Every microbatch of the step reaches each of the rank's layers once, in program order.
+    if (rows->microbatches() == opt.microbatches) rows->apply(*R.model, l);
+  }
+
   void backward_weight(Rank& R, const Op& op) {
     const int mb = op.microbatch;
     MicrobatchState& st = state(R, op.chunk, mb);
@@ -676,7 +693,10 @@ struct ParallelTrainer::Impl final : OpRunner {
       auto it = R.work.find({l, mb});         // experts of this rank, on rows other ranks sent
       if (it != R.work.end()) {
         ExpertWork& w = it->second;
-        R.model->experts_backward_weight(l, w.offsets, w.cache, w.dy.data(), w.du.data());
+        if (keeps_grad_rows())
+          keep_grad_rows(R, l, w, w.du.data());
+        else
+          R.model->experts_backward_weight(l, w.offsets, w.cache, w.dy.data(), w.du.data());
         R.work.erase(it);
       }
     }
@@ -705,10 +725,18 @@ struct ParallelTrainer::Impl final : OpRunner {
         ExpertWork& w = R.work.at({op.layer_begin, mb});
         const std::size_t n = w.cache.xe.size();
         w.dxe = floats(*R.tracker, MemCategory::Activations, n);
+        const std::size_t n_hidden = n / (std::size_t)mc.d_model * mc.expert_hidden;
         if (op.kind == OpKind::BackwardInput && split_w()) {
-          w.du = floats(*R.tracker, MemCategory::Activations, n / (std::size_t)mc.d_model * mc.expert_hidden);
+          w.du = floats(*R.tracker, MemCategory::Activations, n_hidden);
           M.experts_backward_input(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
           w.cache.u = {};
+        } else if (keeps_grad_rows()) {  // the input part now, the weight part once a step
+          // du is charged as experts_backward charges it (the same peak), and freed with it.
+          Buffer<float> du = floats(*R.tracker, MemCategory::Activations, n_hidden);
+          M.experts_backward_input(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data(), du.data());
+          keep_grad_rows(R, op.layer_begin, w, du.data());
+          w.cache = ExpertCache{};
+          w.dy = {};
         } else {
           M.experts_backward(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data());
           w.cache = ExpertCache{};
@@ -1090,6 +1118,8 @@ struct ParallelTrainer::Impl final : OpRunner {
         R.model->params().zero_grads();
       R.states.clear();
       R.work.clear();
+      for (auto& rows : R.grad_rows)
+        if (rows) rows->forget();  // of a step stopped by an error
       R.mem_events.clear();
       R.routed.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
       R.sent_to.clear();
@@ -1117,8 +1147,11 @@ struct ParallelTrainer::Impl final : OpRunner {
     current = nullptr;
     const int M_total = opt.dp * opt.microbatches;
     last_timeline = engine.timeline();
-    for (const Rank& R : ranks)
+    for (const Rank& R : ranks) {
       if (!R.states.empty() || !R.work.empty()) throw Error("step: a rank kept microbatch state after its step");
+      for (const auto& rows : R.grad_rows)
+        if (rows && rows->microbatches() != 0) throw Error("step: a rank kept expert rows after its step");
+    }
 
     if (device_ranks)  // the host reads the ranks' memory from here on (zero1_grad_norm, pieces)
       for (Rank& R : ranks) R.backend->sync();
