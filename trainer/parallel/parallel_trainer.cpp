@@ -129,6 +129,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::unique_ptr<Backend> backend;  // a CpuBackend, or a device's (ParallelOptions::device)
     std::unique_ptr<Model> model;
     std::map<std::pair<int, int>, MicrobatchState> states;  // (chunk, microbatch)
+    std::vector<MicrobatchState> spare;  // released states, for start_state to reuse
     std::map<std::pair<int, int>, ExpertWork> work;          // (layer, microbatch)
     // By layer: the rows of the step's expert weight gradients so far (CPU ranks; made on
     // first use, kept from step to step).
@@ -464,10 +465,26 @@ struct ParallelTrainer::Impl final : OpRunner {
     return it->second;
   }
 
+  // A microbatch's state is made from one an earlier microbatch of the rank left (Rank::spare):
+  // a fresh one allocates a cache for every layer of the model (tens of kB) for each
+  // microbatch of each rank.
   void start_state(Rank& R, int c, int mb) {
-    MicrobatchState& st = R.states[{c, mb}];
+    auto [it, fresh] = R.states.try_emplace({c, mb});
+    if (fresh && !R.spare.empty()) {
+      it->second = std::move(R.spare.back());
+      R.spare.pop_back();
+    }
+    MicrobatchState& st = it->second;
     R.model->begin(st, batch_of(R, mb));
     if (rc.op_per_layer) st.probe_row = probe_position();  // in the first text
+  }
+
+  void end_state(Rank& R, int c, int mb) {
+    auto it = R.states.find({c, mb});
+    if (it == R.states.end()) throw Error("rank state: no microbatch " + std::to_string(mb) + " of chunk " + std::to_string(c));
+    Model::release(it->second);
+    R.spare.push_back(std::move(it->second));
+    R.states.erase(it);
   }
 
   void finish_forward(Rank& R, const Op& op, MicrobatchState& st, const OpContext& ctx) {
@@ -592,8 +609,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         } else if (split_w()) {
           st.dx = {};  // the weight part (W) still needs the rest
         } else {
-          Model::release(st);
-          R.states.erase({c, mb});
+          end_state(R, c, mb);
         }
         break;
       }
@@ -700,8 +716,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         R.work.erase(it);
       }
     }
-    Model::release(st);
-    R.states.erase({op.chunk, mb});
+    end_state(R, op.chunk, mb);
   }
 
   void backward(Rank& R, const Op& op) {
@@ -756,8 +771,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       MicrobatchState& st = state(R, c, mb);
       M.embed_backward(st);
       if (!(op.kind == OpKind::BackwardInput && split_w())) {
-        Model::release(st);
-        R.states.erase({c, mb});
+        end_state(R, c, mb);
       }
     }
   }
