@@ -127,6 +127,11 @@ class App {
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
   std::unique_ptr<Lab> lab_;
   render::RetainedLayer lab_frame_;  // the last Lab frame (draw_lab)
+  // draw_lab's per-frame lists, kept so that a frame allocates nothing.
+  std::vector<render::DrawnItem> scene_items_;
+  std::vector<DrawnBox> scene_boxes_;
+  std::vector<PixelBox> extra_damage_;
+  std::vector<glm::ivec4> scene_clips_;
   FrameDamage lab_damage_;
   bool lab_damage_on_ = true, last_frame_lab_ = false, fonts_new_ = false;
   std::string png_request_;
