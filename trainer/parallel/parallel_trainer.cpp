@@ -1124,7 +1124,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     aux.assign((std::size_t)(M_total * rc.chunks()), 0.0);
     for (auto& c : weight_caches)
       if (c) c->invalidate();  // the update (or a load) changed the weights
-    for (Rank& R : ranks) {
+    auto fresh = [&](int r) {
+      Rank& R = rank(r);
       R.tracker->reset_peaks();
       if (device_ranks)  // cleared where they live, without a host wait
         R.backend->zero(R.model->params().grads.data(), R.model->params().count());
@@ -1138,7 +1139,13 @@ struct ParallelTrainer::Impl final : OpRunner {
       R.routed.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
       R.sent_to.clear();
       R.sq = 0.0;
-    }
+    };
+    // Ranks are independent: CPU ranks on a few threads (zeroing 512 ranks' gradients is
+    // hundreds of MB); a device's ranks one at a time, as their backends are driven.
+    if (device_ranks)
+      for (int r = 0; r < (int)ranks.size(); ++r) fresh(r);
+    else
+      for_ranks((int)ranks.size(), fresh);
     if (step_ > 0) share_replica_state();  // separate_first_copy: shared from the second step on
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
