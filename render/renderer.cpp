@@ -12,6 +12,12 @@ Renderer::Renderer(const AssetPaths& assets)
       screen_(std::make_unique<Canvas>(&shape_programs_, &text_shader_, font_.get())) {}
 
 void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
+  begin(x, y, w, h);
+  glClearColor(clear.r, clear.g, clear.b, clear.a);
+  glClear(GL_COLOR_BUFFER_BIT);  // scissored to the viewport (begin)
+}
+
+void Renderer::begin(int x, int y, int w, int h) {
   vx_ = x; vy_ = y; vw_ = w > 0 ? w : 1; vh_ = h > 0 ? h : 1;
   stats_ = {};
   labels_.clear();
@@ -20,8 +26,6 @@ void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
   glViewport(vx_, vy_, vw_, vh_);
   glEnable(GL_SCISSOR_TEST);
   glScissor(vx_, vy_, vw_, vh_);
-  glClearColor(clear.r, clear.g, clear.b, clear.a);
-  glClear(GL_COLOR_BUFFER_BIT);
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_CULL_FACE);
   glEnable(GL_BLEND);

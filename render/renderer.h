@@ -24,6 +24,9 @@ class Renderer {
 
   // Clears the viewport (x, y from the bottom-left, in framebuffer pixels) and sets up blending.
   void begin(int x, int y, int w, int h, glm::vec4 clear);
+  // The same without the clear: the viewport already holds its ground (a backdrop copied in,
+  // app/ui/panel_backdrop.h). On llvmpipe a clear of part of the frame is a shaded quad.
+  void begin(int x, int y, int w, int h);
   // The text rule for this frame (call after begin, before drawing): what `cam` shows of the
   // world canvas, the whole viewport for the screen canvas, and the smallest label's em in
   // pixels (render/text_rule.h). Labels drawn after it are logged in labels().
