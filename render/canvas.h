@@ -50,6 +50,15 @@ class Canvas {
             float sweep = 2.0f * std::numbers::pi_v<float>);
   void disc(glm::vec2 c, float radius, glm::vec4 color);
   void line(glm::vec2 a, glm::vec2 b, float width, glm::vec4 color);
+  // A translucent box of the ground's colour (what the frame was cleared to) over `r`, dimming
+  // what this canvas drew before it there (its shapes in this layer and the ones under, their
+  // text in the layers under). Over the bare ground it would change no pixel (the colour over the
+  // same colour), so it is drawn only where something lies under it: as boxes round those
+  // shapes and glyphs (a pixel to spare, inside `r`), merged until they are disjoint. A shape
+  // wholly inside `r` that the veil dims to under half a level of 255 in every channel is left
+  // out (a faded picture behind a near-opaque veil). On llvmpipe a veil over a whole picture is a
+  // million pixels shaded; most of it lay over nothing. Needs set_view (else one box over `r`).
+  void veil(const Rect& r, glm::vec4 ground, float alpha);
   // Returns the width drawn (the widest line when it had to wrap).
   float text(std::string_view s, glm::vec2 baseline, float size, glm::vec4 color, Align a = Align::Left);
   // Fits the label inside `area` (centred vertically, aligned by `a`): smaller when it is too big
@@ -98,6 +107,7 @@ class Canvas {
     Rect inside;
   };
   std::vector<Cover> covers_;  // kept between frames: no allocation a frame
+  std::vector<Rect> pieces_;   // veil(): kept between frames
   const SdfFont* font_;
   TextView view_;
   float min_text_ = 0.0f;
