@@ -252,6 +252,20 @@ bool inside(const Rect& r, const Rect& outer) {
 // pixels across both ways; the most covers a frame tests (the biggest ones).
 constexpr float kCoverPx = 24.0f;
 constexpr std::size_t kMaxCovers = 16;
+// A shape is cut round a cover when its quad is this many pixels or more and the cut saves a
+// quarter of them: smaller ones cost more in instances than they shade.
+constexpr float kTrimPx = 64.0f * 64.0f;
+float area(const Rect& r) { return std::max(r.size().x, 0.0f) * std::max(r.size().y, 0.0f); }
+// The parts of `r` outside `hole` (which lies inside it): the bands above and below, then left
+// and right between them. Up to four, disjoint; empty ones are skipped.
+int outside(const Rect& r, const Rect& hole, Rect out[4]) {
+  int n = 0;
+  for (const Rect& p : {Rect{r.min, {r.max.x, hole.min.y}}, Rect{{r.min.x, hole.max.y}, r.max},
+                        Rect{{r.min.x, hole.min.y}, {hole.min.x, hole.max.y}},
+                        Rect{{hole.max.x, hole.min.y}, {r.max.x, hole.max.y}}})
+    if (p.size().x > 0.0f && p.size().y > 0.0f) out[n++] = p;
+  return n;
+}
 }  // namespace
 
 void Canvas::leave_out_unseen(const Camera& cam, DrawStats& stats) {
@@ -279,19 +293,48 @@ void Canvas::leave_out_unseen(const Camera& cam, DrawStats& stats) {
       if ((c.layer > layer || (c.layer == layer && c.index > index)) && inside(b, c.inside)) return true;
     return false;
   };
+  // The later cover that hides the most of `b`, if cutting round it pays (see kTrimPx).
+  auto cover_over = [&](const Rect& b, int layer, std::size_t index) -> const Cover* {
+    const Cover* best = nullptr;
+    float most = 0.0f;
+    for (const Cover& c : covers_)
+      if ((c.layer > layer || (c.layer == layer && c.index > index)) && overlaps(b, c.inside)) {
+        const float a = area({glm::max(b.min, c.inside.min), glm::min(b.max, c.inside.max)});
+        if (a > most) most = a, best = &c;
+      }
+    return best && most >= 0.25f * area(b) ? best : nullptr;
+  };
   for (int l = 0; l < kLayers; ++l) {
     auto& shapes = layers_[l].shapes->items();
-    std::size_t kept = 0;
+    kept_.clear();
+    std::size_t left_out = 0;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const Rect b = shape_bounds(shapes[i], wpp);
-      if (shape_invisible(shapes[i]) || !overlaps(b, view) || hidden(b, l, i)) continue;
-      shapes[kept++] = shapes[i];
+      if (shape_invisible(shapes[i]) || !overlaps(b, view) || hidden(b, l, i)) {
+        ++left_out;
+        continue;
+      }
+      const Cover* c = shapes[i].params.z > 1.5f && shapes[i].params.z < 2.5f  // not a segment: its quad turns
+                           ? nullptr
+                           : area(b) >= kTrimPx * wpp * wpp ? cover_over(b, l, i) : nullptr;
+      if (!c) {
+        kept_.push_back(shapes[i]);
+        continue;
+      }
+      Rect parts[4];
+      const int n = outside(b, {glm::max(b.min, c->inside.min), glm::min(b.max, c->inside.max)}, parts);
+      for (int k = 0; k < n; ++k) {  // one after another: disjoint, so in any order the same pixels
+        ShapeInstance s = shapes[i];
+        s.part = {parts[k].min, parts[k].max};
+        kept_.push_back(s);
+      }
+      left_out += n == 0;
     }
-    stats.left_out += shapes.size() - kept;
-    shapes.resize(kept);
+    stats.left_out += left_out;
+    shapes.swap(kept_);
     // A layer's text is drawn after its shapes: only covers of later layers hide it.
     auto& glyphs = layers_[l].text->items();
-    kept = 0;
+    std::size_t kept = 0;
     for (const GlyphInstance& g : glyphs) {
       const Rect b{{g.rect.x, g.rect.y}, {g.rect.x + g.rect.z, g.rect.y + g.rect.w}};
       if (g.color.a <= 0.0f || !overlaps(b, view) || hidden(b, l, SIZE_MAX)) continue;  // after every shape of its layer

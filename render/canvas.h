@@ -83,7 +83,10 @@ class Canvas {
   // Draws every layer under `cam`, leaving out what would not change a pixel: shapes and
   // glyphs wholly outside the view, shapes with nothing but transparent colours, and shapes and
   // glyphs wholly under the opaque inside of a box drawn after them (a panel over a faded
-  // picture). Counted in stats.left_out.
+  // picture). Counted in stats.left_out. A big shape partly under such a box is shaded only
+  // round it: its quad cut into the parts outside (ShapeInstance::part), each shading the same
+  // pixels it did, so that a faint layer the size of the picture under a panel does not shade
+  // the panel's pixels too.
   void flush(const Camera& cam, DrawStats& stats);
   std::size_t shape_count() const;
 
@@ -108,6 +111,7 @@ class Canvas {
   };
   std::vector<Cover> covers_;  // kept between frames: no allocation a frame
   std::vector<Rect> pieces_;   // veil(): kept between frames
+  std::vector<ShapeInstance> kept_;  // leave_out_unseen(): a layer's shapes after, kept between frames
   const SdfFont* font_;
   TextView view_;
   float min_text_ = 0.0f;

@@ -218,3 +218,36 @@ TEST(Primitives, VeilDimsWhatLiesUnderItAsOneBoxWould) {
   EXPECT_LT(at(im, 200, 145).r, 60);
   EXPECT_GT(at(im, 200, 145).r, at(im, 320, 120).r) << "under the veil the line still shows a little over the ground";
 }
+
+// A big shape partly under a later opaque box is shaded only round it (Canvas::flush cuts its
+// quad into the parts outside): the picture is the one drawn when the box is not quite opaque
+// (alpha 0.999, so nothing is cut), to a level of 255, for boxes with outlines, hatching, a
+// ring, a glow and a box under the panel's corner only; and the cut did happen.
+TEST(Primitives, ShapesPartlyUnderAnOpaqueBoxAreCutRoundItWithTheSamePixels) {
+  Gl gl;
+  auto scene = [&](float panel_alpha) {
+    gl.fb.bind();
+    gl.r.begin(0, 0, W, H, {0, 0, 0, 1});
+    gl.r.set_text_rule(gl.cam(), 0.0f);
+    Canvas& c = gl.r.world();
+    c.box({{5, 5}, {395, 295}}, with_alpha(palette::weights, 0.1f), 20, with_alpha(palette::text, 0.2f), 3);
+    c.hatched({{30, 100}, {370, 200}}, with_alpha(palette::chip_body, 0.5f), palette::weights, 12, 2, 6);
+    c.ring({200, 150}, 140, 20, with_alpha(palette::forward, 0.6f));
+    c.glow({{100, 60}, {300, 240}}, with_alpha(palette::lit, 0.3f), 10, 30);
+    c.box({{230, 170}, {390, 290}}, with_alpha(palette::backward, 0.4f), 8);  // under a corner only
+    c.set_layer(1);
+    c.box({{80, 70}, {320, 230}}, with_alpha(palette::chip_body, panel_alpha), 10, palette::text, 2);
+    gl.r.end(gl.cam());
+    return std::make_pair(gl.fb.read_rgba(), gl.r.stats().instances);
+  };
+  const auto [whole, whole_n] = scene(0.999f);
+  const auto [cut, cut_n] = scene(1.0f);
+  int most = 0, differ = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const int d = std::abs(int(whole[i]) - int(cut[i]));
+    most = std::max(most, d);
+    differ += d > 0;
+  }
+  EXPECT_LE(most, 1) << differ << " channels differ";
+  EXPECT_GT(cut_n, whole_n) << "the shapes under the panel were cut into parts round it";
+}
