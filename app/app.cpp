@@ -283,8 +283,8 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   Chapter& ch = current();
   float t = std::min(nav_.time(), ch.duration() + 0.001f);
   glm::vec2 vp{static_cast<float>(std::max(1, scene_.w)), static_cast<float>(std::max(1, scene_.h))};
-  if (kept) renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h);
-  else renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
+  // Kept: the ground was copied in (on llvmpipe a clear of part of the frame is a shaded quad).
+  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background, !kept);
   camera_ = ch.camera(vp, t);
   renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   SceneFrame f{renderer_.world(), renderer_.screen(), vp, t, nav_.ui_scale()};
@@ -385,40 +385,56 @@ void App::draw_lab(int fb_w, int fb_h, bool whole) {
   // colour and they draw none (lab.h, kLabPanelBg): on a software rasteriser, shading a million
   // background pixels a frame cost 10 ms of CPU, a third of the frame.
   // With the UI, the frame is kept (lab_frame_) and drawn again only where it changed: the
-  // ranks view (it moves with the run) and what FrameDamage finds in the panels; then copied
-  // to the window. The pixels are those of drawing it all (tests/pictures/lab_damage_test.cpp).
+  // shapes and words of the ranks view that differ from the last frame's and what FrameDamage
+  // finds in the panels; then copied to the window. The pixels are those of drawing it all
+  // (tests/pictures/lab_damage_test.cpp).
   ImDrawData* dd = with_ui_ ? ImGui::GetDrawData() : nullptr;
   const bool kept = dd && FrameDamage::tracks(*dd);
-  if (kept) {
-    whole = lab_frame_.resize(fb_w, fb_h) || std::exchange(fonts_new_, false) || whole;
-    std::vector<PixelBox> extra{{scene_.x, scene_.y, scene_.x + scene_.w, scene_.y + scene_.h}};
-    if (!lab_->drawn().lanes_dirty.empty()) extra.push_back(lab_->drawn().lanes_dirty);
-    lab_damage_.update(*dd, fb_w, fb_h, extra, whole);
-    lab_frame_.begin();
-    glBindVertexArray(0);
-    const glm::vec4 bg = nav_.blank() ? glm::vec4(0, 0, 0, 1) : glm::vec4(kPanelBg.r, kPanelBg.g, kPanelBg.b, 1.0f);
-    for (const PixelBox& r : lab_damage_.rects())
-      lab_frame_.clear(bg, {r.x0, fb_h - r.y1, r.x1 - r.x0, r.y1 - r.y0});
-    glDisable(GL_SCISSOR_TEST);
-  } else {
-    clear_frame(fb_w, fb_h);
-  }
+  if (!kept) clear_frame(fb_w, fb_h);
   const glm::vec2 vp{(float)scene_.w, (float)scene_.h};
-  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
+  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background, !kept);
   camera_ = render::Camera::fit({{0, 0}, vp}, vp, 0.0f);
   renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   lab_->ranks(renderer_.screen(), vp, run_state_, nav_.ui_scale());
-  renderer_.end(camera_);
-  if (dd) {
-    glViewport(0, 0, fb_w, fb_h);
-    ImGui_ImplOpenGL3_RenderDrawData(kept ? lab_damage_.clipped(*dd) : dd);
+  if (!kept) {
+    renderer_.end(camera_);
+    if (dd) {
+      glViewport(0, 0, fb_w, fb_h);
+      ImGui_ImplOpenGL3_RenderDrawData(dd);
+    }
+    return;
   }
-  if (kept) {
-    lab_frame_.end();
-    glDisable(GL_SCISSOR_TEST);
-    lab_frame_.copy({0, 0, fb_w, fb_h});
-    glDisable(GL_SCISSOR_TEST);
+  whole = lab_frame_.resize(fb_w, fb_h) || std::exchange(fonts_new_, false) || whole;
+  // What the ranks view will draw, in window pixels, for FrameDamage to match with the last frame's.
+  renderer_.prepare(camera_);
+  scene_items_.clear();
+  renderer_.drawn_items(scene_items_);
+  scene_boxes_.clear();
+  for (const render::DrawnItem& it : scene_items_) {
+    const PixelBox b{std::max(scene_.x, scene_.x + it.box.x), std::max(scene_.y, scene_.y + it.box.y),
+                     std::min(scene_.x + scene_.w, scene_.x + it.box.z), std::min(scene_.y + scene_.h, scene_.y + it.box.w)};
+    scene_boxes_.push_back({it.hash, b});
   }
+  extra_damage_.clear();
+  if (!lab_->drawn().lanes_dirty.empty()) extra_damage_.push_back(lab_->drawn().lanes_dirty);
+  lab_damage_.update(*dd, fb_w, fb_h, extra_damage_, whole, scene_boxes_);
+  lab_frame_.begin();
+  glBindVertexArray(0);
+  const glm::vec4 bg = nav_.blank() ? glm::vec4(0, 0, 0, 1) : glm::vec4(kPanelBg.r, kPanelBg.g, kPanelBg.b, 1.0f);
+  scene_clips_.clear();
+  for (const PixelBox& r : lab_damage_.rects()) {
+    lab_frame_.clear(bg, {r.x0, fb_h - r.y1, r.x1 - r.x0, r.y1 - r.y0});
+    const int x0 = std::max(r.x0, scene_.x), y0 = std::max(r.y0, scene_.y);
+    const int x1 = std::min(r.x1, scene_.x + scene_.w), y1 = std::min(r.y1, scene_.y + scene_.h);
+    if (x1 > x0 && y1 > y0) scene_clips_.push_back({x0, fb_h - y1, x1 - x0, y1 - y0});
+  }
+  renderer_.end_clipped(scene_clips_, render::palette::background);
+  glViewport(0, 0, fb_w, fb_h);
+  ImGui_ImplOpenGL3_RenderDrawData(lab_damage_.clipped(*dd));
+  lab_frame_.end();
+  glDisable(GL_SCISSOR_TEST);
+  lab_frame_.copy({0, 0, fb_w, fb_h});
+  glDisable(GL_SCISSOR_TEST);
 }
 
 void App::redraw_lab_whole(int fb_w, int fb_h) { draw_lab(fb_w, fb_h, true); }

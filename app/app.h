@@ -132,6 +132,11 @@ class App {
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
   std::unique_ptr<Lab> lab_;
   render::RetainedLayer lab_frame_;  // the last Lab frame (draw_lab)
+  // draw_lab's per-frame lists, kept so that a frame allocates nothing.
+  std::vector<render::DrawnItem> scene_items_;
+  std::vector<DrawnBox> scene_boxes_;
+  std::vector<PixelBox> extra_damage_;
+  std::vector<glm::ivec4> scene_clips_;
   FrameDamage lab_damage_;
   PanelBackdrop backdrop_;  // the story's panels and ground, kept between frames (frame)
   bool backdrop_on_ = true;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
+
+#include "render/hash.h"
 
 namespace onegpu::render {
 
@@ -345,13 +348,44 @@ void Canvas::leave_out_unseen(const Camera& cam, DrawStats& stats) {
   }
 }
 
-void Canvas::flush(const Camera& cam, DrawStats& stats) {
+void Canvas::prepare(const Camera& cam, DrawStats& stats) {
   leave_out_unseen(cam, stats);
+  prepared_ = true;
+}
+
+void Canvas::flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips) {
+  if (!std::exchange(prepared_, false)) leave_out_unseen(cam, stats);
   for (auto& l : layers_) {
-    l.shapes->flush(cam, stats);
-    l.text->flush(cam, stats);
+    l.shapes->flush(cam, stats, clips);
+    l.text->flush(cam, stats, clips);
   }
   layer_ = 0;
+}
+
+void Canvas::clear_items() {
+  for (auto& l : layers_) l.shapes->clear(), l.text->clear();
+  prepared_ = false;
+  layer_ = 0;
+}
+
+void Canvas::drawn(const Camera& cam, std::vector<DrawnItem>& out) const {
+  // The camera decides where an instance lands and how wide its anti-aliased edge is.
+  const float cam_words[5] = {cam.center.x, cam.center.y, cam.height, cam.viewport.x, cam.viewport.y};
+  const std::uint64_t seed = hash_bytes(0xbb67ae8584caa73bull, cam_words, sizeof cam_words);
+  const float wpp = cam.world_per_pixel();
+  auto pixels = [&](const Rect& r) {
+    const glm::vec2 a = cam.world_to_pixel(r.min), b = cam.world_to_pixel(r.max);  // y flips
+    return glm::ivec4{(int)std::floor(std::min(a.x, b.x)) - 1, (int)std::floor(std::min(a.y, b.y)) - 1,
+                      (int)std::ceil(std::max(a.x, b.x)) + 1, (int)std::ceil(std::max(a.y, b.y)) + 1};
+  };
+  for (int l = 0; l < kLayers; ++l) {
+    const std::uint64_t layer_seed = hash_mix(seed, (std::uint64_t)l);
+    for (const ShapeInstance& s : layers_[l].shapes->items())
+      out.push_back({hash_bytes(layer_seed, &s, sizeof s), pixels(shape_bounds(s, wpp))});
+    const std::uint64_t text_seed = hash_mix(layer_seed, 0x7465787400ull);  // a layer's glyphs come after its shapes
+    for (const GlyphInstance& g : layers_[l].text->items())
+      out.push_back({hash_bytes(text_seed, &g, sizeof g), pixels({{g.rect.x, g.rect.y}, {g.rect.x + g.rect.z, g.rect.y + g.rect.w}})});
+  }
 }
 
 std::size_t Canvas::shape_count() const {

@@ -11,7 +11,12 @@
 //     beforehand whether it can, so a label that cannot be read there is left out, not squeezed;
 //   - every label drawn goes to the LabelLog with its size and box.
 // Without set_view() (min_px 0, no log) text is drawn as asked, as before.
+//
+// A caller that redraws a kept frame only where it changed (the Lab) asks, between drawing and
+// flushing, what will be drawn: prepare(), then drawn() lists each shape and glyph with a hash
+// of what it is and the pixels it may touch; flush(..., clips) then draws only inside the boxes.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <numbers>
 #include <string>
@@ -24,6 +29,14 @@
 #include "render/shape_batch.h"
 
 namespace onegpu::render {
+
+// One shape or glyph a flush will draw: a hash of everything that decides its pixels (the
+// instance, its layer, the camera) and the viewport pixels it may touch (x0, y0, x1, y1 from
+// the top-left, a pixel to spare). Equal hashes drawn in the same order give equal pixels.
+struct DrawnItem {
+  std::uint64_t hash;
+  glm::ivec4 box;
+};
 
 // What is on screen this frame, for the text rule.
 struct TextView {
@@ -87,7 +100,15 @@ class Canvas {
   // round it: its quad cut into the parts outside (ShapeInstance::part), each shading the same
   // pixels it did, so that a faint layer the size of the picture under a panel does not shade
   // the panel's pixels too.
-  void flush(const Camera& cam, DrawStats& stats);
+  // `clips`: draw only inside these scissor boxes (ShapeBatch::flush).
+  void flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips = nullptr);
+  // Leaves out now what flush() would (so drawn() lists only what will be drawn); the next
+  // flush() does not do it again.
+  void prepare(const Camera& cam, DrawStats& stats);
+  // Drops everything added since the last flush, drawing nothing.
+  void clear_items();
+  // Appends what the next flush under `cam` draws, in drawing order (after prepare()).
+  void drawn(const Camera& cam, std::vector<DrawnItem>& out) const;
   std::size_t shape_count() const;
 
  private:
@@ -112,6 +133,7 @@ class Canvas {
   std::vector<Cover> covers_;  // kept between frames: no allocation a frame
   std::vector<Rect> pieces_;   // veil(): kept between frames
   std::vector<ShapeInstance> kept_;  // leave_out_unseen(): a layer's shapes after, kept between frames
+  bool prepared_ = false;      // prepare() ran since the last flush
   const SdfFont* font_;
   TextView view_;
   float min_text_ = 0.0f;

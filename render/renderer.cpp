@@ -11,13 +11,7 @@ Renderer::Renderer(const AssetPaths& assets)
       world_(std::make_unique<Canvas>(&shape_programs_, &text_shader_, font_.get())),
       screen_(std::make_unique<Canvas>(&shape_programs_, &text_shader_, font_.get())) {}
 
-void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear) {
-  begin(x, y, w, h);
-  glClearColor(clear.r, clear.g, clear.b, clear.a);
-  glClear(GL_COLOR_BUFFER_BIT);  // scissored to the viewport (begin)
-}
-
-void Renderer::begin(int x, int y, int w, int h) {
+void Renderer::begin(int x, int y, int w, int h, glm::vec4 clear, bool clear_now) {
   vx_ = x; vy_ = y; vw_ = w > 0 ? w : 1; vh_ = h > 0 ? h : 1;
   stats_ = {};
   labels_.clear();
@@ -26,6 +20,10 @@ void Renderer::begin(int x, int y, int w, int h) {
   glViewport(vx_, vy_, vw_, vh_);
   glEnable(GL_SCISSOR_TEST);
   glScissor(vx_, vy_, vw_, vh_);
+  if (clear_now) {
+    glClearColor(clear.r, clear.g, clear.b, clear.a);
+    glClear(GL_COLOR_BUFFER_BIT);
+  }
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_CULL_FACE);
   glEnable(GL_BLEND);
@@ -61,13 +59,46 @@ void Renderer::set_text_rule(const Camera& cam, float min_px) {
   screen_->set_view({{{0.0f, 0.0f}, vp}, 1.0f, min_px, &labels_});
 }
 
-void Renderer::end(const Camera& cam) {
-  world_->flush(cam, stats_);
+Camera Renderer::pixel_camera() const {
   Camera px;
   px.viewport = {static_cast<float>(vw_), static_cast<float>(vh_)};
   px.height = px.viewport.y;
   px.center = px.viewport * 0.5f;
-  screen_->flush(px, stats_);
+  return px;
+}
+
+void Renderer::end(const Camera& cam) {
+  world_->flush(cam, stats_);
+  screen_->flush(pixel_camera(), stats_);
+  glDisable(GL_SCISSOR_TEST);
+}
+
+void Renderer::prepare(const Camera& cam) {
+  prepared_cam_ = cam;
+  world_->prepare(cam, stats_);
+  screen_->prepare(pixel_camera(), stats_);
+}
+
+void Renderer::drawn_items(std::vector<DrawnItem>& out) const {
+  world_->drawn(prepared_cam_, out);
+  screen_->drawn(pixel_camera(), out);
+}
+
+void Renderer::end_clipped(const std::vector<glm::ivec4>& clips, glm::vec4 clear) {
+  glViewport(vx_, vy_, vw_, vh_);
+  glEnable(GL_SCISSOR_TEST);
+  glClearColor(clear.r, clear.g, clear.b, clear.a);
+  for (const glm::ivec4& c : clips) {
+    glScissor(c.x, c.y, c.z, c.w);
+    glClear(GL_COLOR_BUFFER_BIT);
+  }
+  if (!clips.empty()) {
+    world_->flush(prepared_cam_, stats_, &clips);
+    screen_->flush(pixel_camera(), stats_, &clips);
+  } else {  // nothing to draw: the canvases still start the next frame empty
+    world_->clear_items();
+    screen_->clear_items();
+  }
   glDisable(GL_SCISSOR_TEST);
 }
 

@@ -3,6 +3,7 @@
 // canvases (one in world units under the scene camera, one in pixels for overlays).
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "render/canvas.h"
 
@@ -23,16 +24,22 @@ class Renderer {
   const SdfFont& font() const { return *font_; }
 
   // Clears the viewport (x, y from the bottom-left, in framebuffer pixels) and sets up blending.
-  void begin(int x, int y, int w, int h, glm::vec4 clear);
-  // The same without the clear: the viewport already holds its ground (a backdrop copied in,
-  // app/ui/panel_backdrop.h). On llvmpipe a clear of part of the frame is a shaded quad.
-  void begin(int x, int y, int w, int h);
+  // `clear` false leaves the pixels as they are (end_clipped clears where it draws).
+  void begin(int x, int y, int w, int h, glm::vec4 clear, bool clear_now = true);
   // The text rule for this frame (call after begin, before drawing): what `cam` shows of the
   // world canvas, the whole viewport for the screen canvas, and the smallest label's em in
   // pixels (render/text_rule.h). Labels drawn after it are logged in labels().
   void set_text_rule(const Camera& cam, float min_px);
   // Draws the world canvas under `cam`, then the screen canvas in pixel units (y up).
   void end(const Camera& cam);
+  // Redrawing a kept frame only where it changed: after drawing, prepare(cam) settles what
+  // will be drawn, drawn_items() lists it (DrawnItem; viewport pixels from the top-left, the
+  // world canvas's then the screen canvas's), and end_clipped() clears each of `clips`
+  // (framebuffer pixels: x, y from the bottom-left, w, h; disjoint, inside the viewport) to
+  // `clear` and draws both canvases inside them, in place of end().
+  void prepare(const Camera& cam);
+  void drawn_items(std::vector<DrawnItem>& out) const;
+  void end_clipped(const std::vector<glm::ivec4>& clips, glm::vec4 clear);
   const LabelLog& labels() const { return labels_; }
   const DrawStats& stats() const { return stats_; }
 
@@ -43,7 +50,9 @@ class Renderer {
   std::unique_ptr<Canvas> world_, screen_;
   DrawStats stats_;
   LabelLog labels_;
+  Camera pixel_camera() const;  // the screen canvas's: a unit a pixel, y up
   int vx_ = 0, vy_ = 0, vw_ = 1, vh_ = 1;
+  Camera prepared_cam_;
   bool warm_ = false;  // every shape program has drawn once (begin)
 };
 

@@ -254,15 +254,23 @@ float TextBatch::add(std::string_view utf8, glm::vec2 pos, float size, glm::vec4
   return width;
 }
 
-void TextBatch::flush(const Camera& cam, DrawStats& stats) {
+void TextBatch::flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips) {
   if (items_.empty()) return;
   shader_->use();
   glUniformMatrix4fv(shader_->uniform("u_vp"), 1, GL_FALSE, glm::value_ptr(cam.view_projection()));
   glUniform1i(shader_->uniform("u_atlas"), 0);
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, font_->texture());
-  quad_.draw(items_.data(), items_.size());
-  stats.draw_calls += 1;
+  if (!clips) {
+    quad_.draw(items_.data(), items_.size());
+  } else {
+    quad_.upload(items_.data(), items_.size());
+    for (const glm::ivec4& c : *clips) {
+      glScissor(c.x, c.y, c.z, c.w);
+      quad_.draw_range(0, items_.size());
+    }
+  }
+  stats.draw_calls += clips ? static_cast<int>(clips->size()) : 1;
   stats.instances += items_.size();
   items_.clear();
 }

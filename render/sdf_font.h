@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <glm/vec2.hpp>
+#include <glm/ext/vector_int4.hpp>
 #include <glm/vec4.hpp>
 
 #include "render/camera.h"
@@ -74,7 +75,10 @@ class TextBatch {
   std::size_t size() const { return items_.size(); }
   // The glyphs added since the last flush (the canvas leaves out unseen ones).
   std::vector<GlyphInstance>& items() { return items_; }
-  void flush(const Camera& cam, DrawStats& stats);
+  const std::vector<GlyphInstance>& items() const { return items_; }
+  void clear() { items_.clear(); }
+  // `clips`: as ShapeBatch::flush.
+  void flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips = nullptr);
   const SdfFont& font() const { return *font_; }
 
  private:

@@ -48,16 +48,24 @@ Rect opaque_interior(const ShapeInstance& s, float wpp) {
 ShapeBatch::ShapeBatch(const ShapePrograms* programs)
     : programs_(programs), quad_({-1, -1, 1, -1, -1, 1, 1, 1}, sizeof(ShapeInstance), 7) {}
 
-void ShapeBatch::flush(const Camera& cam, DrawStats& stats) {
+void ShapeBatch::flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips) {
   if (items_.empty()) return;
   plan_shape_runs(items_.data(), items_.size(), cam.world_per_pixel(), runs_);
   quad_.upload(items_.data(), items_.size());
   const glm::mat4 vp = cam.view_projection();
   for (const ShapeRun& run : runs_) {
     programs_->use(run.variant, glm::value_ptr(vp), cam.world_per_pixel());
-    quad_.draw_range(run.first, run.count);
+    if (!clips) {
+      quad_.draw_range(run.first, run.count);
+      continue;
+    }
+    // The boxes are disjoint, so drawing run by run and box by box keeps every pixel's order.
+    for (const glm::ivec4& c : *clips) {
+      glScissor(c.x, c.y, c.z, c.w);
+      quad_.draw_range(run.first, run.count);
+    }
   }
-  stats.draw_calls += static_cast<int>(runs_.size());
+  stats.draw_calls += static_cast<int>(runs_.size() * (clips ? clips->size() : 1));
   stats.instances += items_.size();
   items_.clear();
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <glm/vec2.hpp>
+#include <glm/ext/vector_int4.hpp>
 #include <glm/vec4.hpp>
 
 #include "render/camera.h"
@@ -56,9 +57,12 @@ class ShapeBatch {
   std::size_t size() const { return items_.size(); }
   // The shapes added since the last flush, in drawing order (the canvas leaves out unseen ones).
   std::vector<ShapeInstance>& items() { return items_; }
+  const std::vector<ShapeInstance>& items() const { return items_; }
   void clear() { items_.clear(); }
   // Uploads and draws everything added since the last clear, in order: one instanced call per run.
-  void flush(const Camera& cam, DrawStats& stats);
+  // With `clips` (scissor boxes in framebuffer pixels: x, y from the bottom-left, w, h), the
+  // upload is drawn once inside each box instead (a frame redrawn only where it changed).
+  void flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips = nullptr);
 
  private:
   const ShapePrograms* programs_;

@@ -75,6 +75,10 @@ void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
     if (!open) continue;
     if (!tab_pending_) tab_ = t;
     drawn_.tab = kLabTabNames[i];
+    // The timeline keeps the wheel for zooming; every other tab scrolls where its content (at
+    // a projector's text size) is taller than the pane, rather than being cut at the bottom.
+    const bool scrolls = t != LabTab::Timeline;
+    if (scrolls) ImGui::BeginChild("##tab_body", {0, 0}, false, ImGuiWindowFlags_NoBackground);
     switch (t) {
       case LabTab::Timeline: timeline(rs, s, fonts); break;
       case LabTab::Charts: charts(rs, s, fonts); break;
@@ -83,6 +87,7 @@ void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
       case LabTab::Ledger: ledger(rs, s, fonts); break;
       case LabTab::Compare: compare(rs, s, fonts); break;
     }
+    if (scrolls) ImGui::EndChild();
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();

@@ -80,12 +80,16 @@ struct LabDrawn {
   std::vector<std::int64_t> heat;     // experts tab: tokens per [layer * experts + expert]
   std::vector<std::int64_t> traffic;  // traffic tab: rows sent [from * world + to]
   std::vector<double> ledger_measured, ledger_predicted;  // ledger tab: bytes per Transfer
+  bool ledger_as_table = false;       // ledger tab: a table (false: a paragraph a transfer, too narrow for one)
   bool compared = false;              // compare tab: both steps drawn
   double compare_loss[2] = {0, 0}, compare_bubble[2] = {0, 0}, compare_end[2] = {0, 0};
   int compare_lanes[2] = {0, 0};
   float compare_x1[2] = {0, 0};       // where each timeline's step ends, window pixels (one scale)
   int chart_points = 0;               // charts tab: points drawn over the steps
   int memory_bands = 0;               // charts tab: memory categories drawn for the selected GPU
+  // charts tab: each title and legend entry's box, with the frame of the chart it names
+  // (window pixels, y down), so a test can tell that none runs past its chart.
+  std::vector<std::pair<render::Rect, render::Rect>> chart_words;
 };
 
 

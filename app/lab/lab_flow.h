@@ -59,23 +59,24 @@ inline void words_in(const ImVec4& colour, const char* text) {
 }
 
 // ImGui::Text and ImGui::TextDisabled, wrapped between words.
+inline void words_va(ImGuiCol colour, const char* fmt, va_list ap) {
+  char b[512];
+  std::vsnprintf(b, sizeof b, fmt, ap);
+  words_in(ImGui::GetStyle().Colors[colour], b);
+}
 inline void words(const char* fmt, ...) IM_FMTARGS(1);
 inline void words(const char* fmt, ...) {
-  char b[512];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(b, sizeof b, fmt, ap);
+  words_va(ImGuiCol_Text, fmt, ap);
   va_end(ap);
-  words_in(ImGui::GetStyle().Colors[ImGuiCol_Text], b);
 }
 inline void words_dim(const char* fmt, ...) IM_FMTARGS(1);
 inline void words_dim(const char* fmt, ...) {
-  char b[512];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(b, sizeof b, fmt, ap);
+  words_va(ImGuiCol_TextDisabled, fmt, ap);
   va_end(ap);
-  words_in(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], b);
 }
 
 }  // namespace onegpu::app

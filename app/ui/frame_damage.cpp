@@ -4,28 +4,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "render/hash.h"
+
 namespace onegpu::app {
 
 namespace {
 
-// ---- hashing: 64-bit words through a multiply-xorshift mix (no need to be cryptographic)
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h *= 0xff51afd7ed558ccdull;
-  return h ^ (h >> 33);
-}
-
-std::uint64_t hash_bytes(std::uint64_t h, const void* p, std::size_t n) {
-  const unsigned char* b = static_cast<const unsigned char*>(p);
-  for (; n >= 8; n -= 8, b += 8) {
-    std::uint64_t v;
-    std::memcpy(&v, b, 8);
-    h = mix(h, v);
-  }
-  std::uint64_t v = 0;
-  std::memcpy(&v, b, n);
-  return mix(h, v ^ n);
-}
+using render::hash_bytes;
+using render::hash_mix;
 
 bool overlap(const PixelBox& a, const PixelBox& b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
 PixelBox unite(const PixelBox& a, const PixelBox& b) {
@@ -71,8 +57,8 @@ bool FrameDamage::reaches(const PixelBox& r) const {
   return false;
 }
 
-void FrameDamage::collect(const ImDrawData& dd, int fb_h) {
-  now_.clear();
+void FrameDamage::collect(const ImDrawData& dd, int fb_h, const std::vector<DrawnBox>& own) {
+  now_.assign(own.begin(), own.end());
   for (int l = 0; l < dd.CmdListsCount; ++l) {
     const ImDrawList& dl = *dd.CmdLists[l];
     for (const ImDrawCmd& cmd : dl.CmdBuffer) {
@@ -81,11 +67,11 @@ void FrameDamage::collect(const ImDrawData& dd, int fb_h) {
       if (sc.empty()) continue;  // the backend skips it
       std::uint64_t base = hash_bytes(0x6a09e667f3bcc909ull, &sc, sizeof sc);
       if (cmd.UserCallback) {
-        base = mix(mix(base, (std::uint64_t)(std::uintptr_t)cmd.UserCallback), (std::uint64_t)(std::uintptr_t)cmd.UserCallbackData);
+        base = hash_mix(hash_mix(base, (std::uint64_t)(std::uintptr_t)cmd.UserCallback), (std::uint64_t)(std::uintptr_t)cmd.UserCallbackData);
         now_.push_back({base, sc});
         continue;
       }
-      base = mix(base, (std::uint64_t)(std::uintptr_t)cmd.TextureId);
+      base = hash_mix(base, (std::uint64_t)(std::uintptr_t)cmd.TextureId);
       for (unsigned i = 0; i + 2 < cmd.ElemCount; i += 3) {
         const ImDrawIdx* ix = dl.IdxBuffer.Data + cmd.IdxOffset + i;
         const ImDrawVert& a = dl.VtxBuffer[(int)(cmd.VtxOffset + ix[0])];
@@ -100,8 +86,9 @@ void FrameDamage::collect(const ImDrawData& dd, int fb_h) {
   }
 }
 
-void FrameDamage::update(const ImDrawData& dd, int fb_w, int fb_h, const std::vector<PixelBox>& extra, bool full) {
-  collect(dd, fb_h);
+void FrameDamage::update(const ImDrawData& dd, int fb_w, int fb_h, const std::vector<PixelBox>& extra, bool full,
+                         const std::vector<DrawnBox>& own) {
+  collect(dd, fb_h, own);
   rects_.clear();
   const PixelBox frame{0, 0, fb_w, fb_h};
   full = full || fb_w != w_ || fb_h != h_ || !tracks(dd);

@@ -42,6 +42,13 @@ struct PixelBox {
 // and a framebuffer scale of 1), as it computes them (truncated origin and size).
 PixelBox scissor_of(const ImVec4& clip, int fb_h);
 
+// Something the caller draws itself, under the ImGui windows (the Lab's ranks view): a hash of
+// what decides its pixels and the pixels it may touch (render::DrawnItem, in window pixels).
+struct DrawnBox {
+  std::uint64_t hash;
+  PixelBox box;
+};
+
 class FrameDamage {
  public:
   static constexpr int kMaxRects = 16;  // more are merged: each costs another pass of the triangles
@@ -52,9 +59,11 @@ class FrameDamage {
 
   static bool tracks(const ImDrawData& dd);
   // Finds this frame's damage against the frame given to the last update(). `extra`: regions
-  // that change whatever the triangles say (the caller's own drawing, a retained layer's new
-  // content). `full`: the whole frame (the first frame, a resize, new fonts).
-  void update(const ImDrawData& dd, int fb_w, int fb_h, const std::vector<PixelBox>& extra, bool full);
+  // that change whatever the triangles say (a retained layer's new content). `own`: what the
+  // caller draws before the ImGui windows, item by item in drawing order, matched like the
+  // triangles. `full`: the whole frame (the first frame, a resize, new fonts).
+  void update(const ImDrawData& dd, int fb_w, int fb_h, const std::vector<PixelBox>& extra, bool full,
+              const std::vector<DrawnBox>& own = {});
   const std::vector<PixelBox>& rects() const { return rects_; }
   long area() const;  // damaged pixels this frame
   // Whether a triangle (or callback) of the frame given to the last update() may cover a pixel
@@ -67,11 +76,8 @@ class FrameDamage {
   ImDrawData* clipped_to(const ImDrawData& dd, const std::vector<PixelBox>& rects);
 
  private:
-  struct Tri {
-    std::uint64_t hash;
-    PixelBox box;  // the pixels it may cover, inside its scissor
-  };
-  void collect(const ImDrawData& dd, int fb_h);
+  using Tri = DrawnBox;  // an ImGui triangle: the pixels it may cover, inside its scissor
+  void collect(const ImDrawData& dd, int fb_h, const std::vector<DrawnBox>& own);
   void merge();
   std::vector<Tri> last_, now_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted_;

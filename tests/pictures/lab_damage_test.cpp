@@ -5,6 +5,7 @@
 // and most of those frames did draw only part of the window.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -76,13 +77,18 @@ TEST(LabDamage, FramesDrawnWhereTheyChangedEqualFramesDrawnWhole) {
   t.frame("first");
   t.frame("settled");
   t.frame("nothing changed");
-  EXPECT_LT(t.area, (long)W * H / 2) << "a still frame draws the ranks view, not the panels";
+  // The ranks view's shapes and words are matched like the panels' triangles: a still frame
+  // draws next to nothing (the status line's clock may tick).
+  EXPECT_LT(t.area, (long)W * H / 100) << "a still frame draws next to nothing";
 
+  long op_area = 0;
   for (int i = 0; i < 12; ++i) {
     jr.step_op();
     t.settle();
     t.frame("op by op");
+    if (i > 0) op_area = std::max(op_area, t.area);  // the first op starts a step: the timeline appears
   }
+  EXPECT_LT(op_area, (long)W * H / 2) << "an op redraws the chips and spans it changed, not the window";
   jr.step_whole();
   t.settle();
   t.frame("step finished");

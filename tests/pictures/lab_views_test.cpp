@@ -26,9 +26,9 @@ struct ViewsApp {
   ImGuiContext* imgui = ImGui::CreateContext();
   std::unique_ptr<App> app;
   render::Framebuffer fb{1600, 900};
-  ViewsApp() {
+  explicit ViewsApp(float scale = 1.0f) {
     Options o;
-    app = std::make_unique<App>(find_assets(o), true, true, 1.0f, 0);
+    app = std::make_unique<App>(find_assets(o), true, true, scale, 0);
     app->nav().set_lab(true);
     app->set_frame_ms(-1.0f);
     fb.bind();
@@ -180,6 +180,30 @@ TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
   EXPECT_GE(t.app->lab().drawn().chart_points, 3 * 5) << "three steps in each chart";
   EXPECT_GE(t.app->lab().drawn().memory_bands, 4) << "weights, gradients, optimizer, activations";
   EXPECT_GT(count(px, 1000, 420, 1290, 880, fills::lavender), 300) << "the weights' band";
+}
+
+// At a projector's text size (x2) and in a small window, the charts tab's titles and legends
+// stay inside their charts (fewer charts a row, legends on more lines, the tab scrolls), and the
+// ledger becomes a paragraph a transfer where its table's columns cannot all be whole.
+TEST(LabTabs, ChartWordsAndLedgerFitAtAProjectorsTextScale) {
+  for (float scale : {1.0f, 2.0f}) {
+    ViewsApp t(scale);
+    t.run({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16"}, 3);
+    for (auto [w, h] : {std::pair{1600, 900}, std::pair{1024, 600}}) {
+      t.app->lab().set_tab(LabTab::Charts);
+      for (int i = 0; i < 3; ++i) t.app->frame(w, h, 0.0f, 0.0);
+      const LabDrawn& d = t.app->lab().drawn();
+      EXPECT_GE(d.chart_words.size(), 7u + 4u) << "a title a chart, and the memory chart's legend";
+      for (const auto& [word, frame] : d.chart_words) {
+        EXPECT_GE(word.min.x, frame.min.x) << w << "x" << h << " text x" << scale;
+        EXPECT_LE(word.max.x, frame.max.x) << w << "x" << h << " text x" << scale << ": a word runs past its chart";
+        EXPECT_LE(word.max.y, frame.max.y) << w << "x" << h << " text x" << scale << ": a legend runs under its chart";
+      }
+      t.app->lab().set_tab(LabTab::Ledger);
+      for (int i = 0; i < 3; ++i) t.app->frame(w, h, 0.0f, 0.0);
+      EXPECT_EQ(t.app->lab().drawn().ledger_as_table, scale == 1.0f && w == 1600) << w << "x" << h << " text x" << scale;
+    }
+  }
 }
 
 }  // namespace

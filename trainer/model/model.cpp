@@ -570,23 +570,50 @@ void Model::forward_backward_share(SplitMicrobatch& sp, int worker, int round, c
   }
   sp.meet(round, 1);  // nobody frees a routing the others still read
   head_forward(st, true, sc, /*defer_weight=*/true);
-  // Each block's weight part runs after the next block's input part: by then the workers
-  // before this one have long added theirs, so a turn rarely waits.
+  // Each block's weight part runs after the next block's input part: by then the other workers
+  // have long finished that block's input part, so the pieces rarely wait.
+  const int pieces = weight_piece_count();
+  int kept = L;  // blocks [kept, L) of this worker's caches are freed
+  auto weight = [&](int l) {
+    if (l == L) return head_backward_weight(st);
+    weight_pieces(l, sp, round, be);
+    // The caches of blocks whose every piece is done: nobody reads them again.
+    while (kept > l && sp.pieces_done(round, kept - 1, pieces)) st.layers[(std::size_t)--kept] = LayerCache{};
+  };
   int pending = L;  // L: the head
   for (int l = L - 1; l >= 0; --l) {
     layer_backward_input(l, st, sc);
-    if (pending == L)
-      head_backward_weight(st);
-    else
-      layer_backward_weight(pending, st);
+    sp.input_done(round, l);
+    weight(pending);
     pending = l;
   }
-  if (pending == L)
-    head_backward_weight(st);
-  else
-    layer_backward_weight(pending, st);
+  weight(pending);
   embed_backward(st);
+  for (int l = 0; l < kept; ++l) sp.wait_pieces(round, l, pieces);
   release(st);
+}
+
+void Model::weight_pieces(int l, SplitMicrobatch& sp, int round, Backend& be) {
+  const int D = cfg_.d_model, W = sp.workers(), pieces = weight_piece_count();
+  const auto& L = params_.layer_layout();
+  float* g = params_.grads.data() + params_.layer_offset(l);
+  const MoeGrads mg{g + L.router, g + L.experts, (long)L.expert_stride};
+  sp.wait_inputs(round, l);
+  // Pieces largest first (the attention weights), so the last ones to finish are small.
+  for (int p; (p = sp.claim(round, l, pieces)) >= 0; sp.piece_done(round, l))
+    for (int v = 0; v < W; ++v) {  // worker order: as each worker adding its rows in turn
+      const MicrobatchState& o = sp.state(v);
+      const LayerCache& c = o.layers[(std::size_t)l];
+      const int T = o.T;
+      if (p == 0)
+        be.matmul(c.h1.data(), c.dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
+      else if (p == 1)
+        be.matmul(c.att.data(), c.dx_mid.data(), g + L.wo, D, T, D, true, false, true);  // dWo += att^T dx
+      else if (p == 2)
+        moe_route_backward_weight(be, moe_shape(T), c.h2.data(), c.dlogits.data(), mg);
+      else
+        moe_expert_backward_weight(be, moe_shape(T), c.routing, c.experts, c.dy.data(), c.du.data(), mg, p - 3);
+    }
 }
 
 void Model::forward(MicrobatchState& st, const Batch& b) {

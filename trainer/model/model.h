@@ -183,6 +183,10 @@ class Model {
   void bwd_experts(int l, MicrobatchState& st, const float* we);
   void bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w);
   void bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc, const float* w);
+  // Block l's weight part of a split microbatch: the pieces this worker claims, each over every
+  // worker's rows (split_microbatch.h).
+  void weight_pieces(int l, SplitMicrobatch& sp, int round, Backend& be);
+  int weight_piece_count() const { return 3 + cfg_.n_experts; }
 
   ModelConfig cfg_;
   Backend* be_;

@@ -246,16 +246,19 @@ void moe_experts_backward_input(Backend& be, MemoryTracker& mt, const MoeShape& 
   });
 }
 
+void moe_expert_backward_weight(Backend& be, const MoeShape& s, const Routing& r, const ExpertCache& c,
+                                const float* dy, const float* du, const MoeGrads& g, int e) {
+  int o = r.offsets[e], n = r.offsets[e + 1] - o;
+  if (n == 0) return;
+  float* gw1 = g.experts + e * g.expert_stride;
+  float* gw2 = gw1 + (long)s.D * s.H;
+  be.matmul(c.a.data() + (long)o * s.H, dy + (long)o * s.D, gw2, s.H, n, s.D, true, false, true);  // dW2 += a^T dy
+  be.matmul(c.xe.data() + (long)o * s.D, du + (long)o * s.H, gw1, s.D, n, s.H, true, false, true); // dW1 += x^T du
+}
+
 void moe_experts_backward_weight(Backend& be, const MoeShape& s, const Routing& r, const ExpertCache& c,
                                  const float* dy, const float* du, const MoeGrads& g) {
-  be.parallel_tasks(s.E, [&](int e) {
-    int o = r.offsets[e], n = r.offsets[e + 1] - o;
-    if (n == 0) return;
-    float* gw1 = g.experts + e * g.expert_stride;
-    float* gw2 = gw1 + (long)s.D * s.H;
-    be.matmul(c.a.data() + (long)o * s.H, dy + (long)o * s.D, gw2, s.H, n, s.D, true, false, true);  // dW2 += a^T dy
-    be.matmul(c.xe.data() + (long)o * s.D, du + (long)o * s.H, gw1, s.D, n, s.H, true, false, true); // dW1 += x^T du
-  });
+  be.parallel_tasks(s.E, [&](int e) { moe_expert_backward_weight(be, s, r, c, dy, du, g, e); });
 }
 
 void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,

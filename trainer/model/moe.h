@@ -93,6 +93,9 @@ void moe_experts_backward_input(Backend& be, MemoryTracker& mt, const MoeShape& 
                                 const MoeWeights& w, const ExpertCache& c, const float* dy, float* dxe, float* du);
 void moe_experts_backward_weight(Backend& be, const MoeShape& s, const Routing& r, const ExpertCache& c,
                                  const float* dy, const float* du, const MoeGrads& g);
+// The same for expert e alone.
+void moe_expert_backward_weight(Backend& be, const MoeShape& s, const Routing& r, const ExpertCache& c,
+                                const float* dy, const float* du, const MoeGrads& g, int e);
 // Router: B writes dlogits [T, E] and adds to dh; W adds dWr += h^T dlogits.
 void moe_route_backward_input(Backend& be, const MoeShape& s, const Routing& r, const MoeWeights& w,
                               const float* dgate, float aux_scale, float* dh, float* dlogits);

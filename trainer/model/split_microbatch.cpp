@@ -23,6 +23,18 @@ SplitMicrobatch::SplitMicrobatch(int workers, int n_layers)
 void SplitMicrobatch::reset(int rounds) {
   for (int i = 0; i < sites_; ++i) turns_[i].store(0, std::memory_order_relaxed);
   met_.store(0, std::memory_order_relaxed);
+  if (rounds > block_rounds_) {
+    const std::size_t n = (std::size_t)rounds * n_layers_;
+    inputs_ = std::make_unique<std::atomic<int>[]>(n);
+    claims_ = std::make_unique<std::atomic<int>[]>(n);
+    done_ = std::make_unique<std::atomic<int>[]>(n);
+    block_rounds_ = rounds;
+  }
+  for (std::size_t i = 0; i < (std::size_t)block_rounds_ * n_layers_; ++i) {
+    inputs_[i].store(0, std::memory_order_relaxed);
+    claims_[i].store(0, std::memory_order_relaxed);
+    done_[i].store(0, std::memory_order_relaxed);
+  }
   aborted_.store(false, std::memory_order_relaxed);
   ce_.assign((std::size_t)rounds, 0.0);
   router_.assign((std::size_t)rounds * n_layers_, 0.0);
@@ -62,8 +74,42 @@ void SplitMicrobatch::meet(int round, int k) {
   wait_until(met_, (2 * round + k + 1) * workers_);
 }
 
+void SplitMicrobatch::input_done(int round, int l) {
+  std::atomic<int>& a = at(inputs_, round, l);
+  a.fetch_add(1, std::memory_order_acq_rel);
+  if (workers_ > 1) a.notify_all();
+}
+
+void SplitMicrobatch::wait_inputs(int round, int l) { wait_until(at(inputs_, round, l), workers_); }
+
+int SplitMicrobatch::claim(int round, int l, int pieces) {
+  const int p = at(claims_, round, l).fetch_add(1, std::memory_order_acq_rel);
+  if (aborted_.load(std::memory_order_acquire)) throw Error("split microbatch: another worker failed");
+  return p < pieces ? p : -1;
+}
+
+void SplitMicrobatch::piece_done(int round, int l) {
+  std::atomic<int>& a = at(done_, round, l);
+  a.fetch_add(1, std::memory_order_acq_rel);
+  if (workers_ > 1) a.notify_all();
+}
+
+bool SplitMicrobatch::pieces_done(int round, int l, int pieces) const {
+  // Never after an abort: the counters are then past any target, and others may still read.
+  // (abort adds to the counters after setting aborted_: read the counter first.)
+  const int done = at(done_, round, l).load(std::memory_order_acquire);
+  return done >= pieces && !aborted_.load(std::memory_order_acquire);
+}
+
+void SplitMicrobatch::wait_pieces(int round, int l, int pieces) { wait_until(at(done_, round, l), pieces); }
+
 void SplitMicrobatch::abort() {
   aborted_.store(true, std::memory_order_release);
+  for (std::size_t i = 0; i < (std::size_t)block_rounds_ * n_layers_; ++i)
+    for (auto* a : {&inputs_[i], &done_[i]}) {
+      a->fetch_add(kAborted, std::memory_order_acq_rel);
+      a->notify_all();
+    }
   for (int i = 0; i < sites_; ++i) {
     turns_[i].fetch_add(kAborted, std::memory_order_acq_rel);
     turns_[i].notify_all();

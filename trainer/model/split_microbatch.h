@@ -13,7 +13,13 @@
 // - experts get their rows in token order within each worker, and worker 0's texts come first;
 // - the router's load-balancing and z losses average over the whole microbatch: after the
 //   forward the workers meet, add up their rows per expert, and fold those losses over all
-//   tokens in order (moe_router_losses).
+//   tokens in order (moe_router_losses);
+// - a block's weight gradients are cut into pieces (its attention weights, its router, each
+//   expert) that the workers claim one at a time once every worker has run the block's input
+//   part; the claimer adds every worker's rows to that piece, worker 0's first. The same calls
+//   in the same order as each worker adding its own rows in turn, without each worker reading
+//   and writing the whole block's gradient. A worker keeps its block caches until every piece
+//   of that block is done.
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -45,6 +51,13 @@ class SplitMicrobatch {
   static int weights_site(int l) { return kLayerSites + 3 * l + 2; }
   void take_turn(int site, int round, int worker);  // waits for the workers before this one
   void end_turn(int site);
+  // A block's weight part, shared out (see above). The counters are per round and block.
+  void input_done(int round, int l);     // this worker's input part of block l is done
+  void wait_inputs(int round, int l);    // until every worker's is
+  int claim(int round, int l, int pieces);  // the next piece nobody has claimed, or -1
+  void piece_done(int round, int l);
+  bool pieces_done(int round, int l, int pieces) const;
+  void wait_pieces(int round, int l, int pieces);
   // All workers meet here; `k` counts the meetings of a round (two per round).
   void meet(int round, int k);
   double& ce(int round) { return ce_[(std::size_t)round]; }
@@ -58,6 +71,12 @@ class SplitMicrobatch {
   std::unique_ptr<std::atomic<int>[]> turns_;  // per site: shares added so far, all rounds
   int sites_;
   std::atomic<int> met_{0};  // arrivals at meetings so far
+  // Per round and block: workers past the input part, pieces claimed, pieces done.
+  std::unique_ptr<std::atomic<int>[]> inputs_, claims_, done_;
+  int block_rounds_ = 0;
+  std::atomic<int>& at(const std::unique_ptr<std::atomic<int>[]>& a, int round, int l) const {
+    return a[(std::size_t)round * n_layers_ + l];
+  }
   std::atomic<bool> aborted_{false};
   std::vector<double> ce_, router_;
 };

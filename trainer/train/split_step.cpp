@@ -18,6 +18,13 @@ int worker_count(ThreadPool* pool, int texts) {
 SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
     : m_(m), pool_(pool), texts_(texts), split_(worker_count(pool, texts), m.config().n_layers) {
   for (int w = 0; w < split_.workers(); ++w) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
+  if (split_.workers() > 1) {
+    const ModelConfig& c = m.config();
+    std::vector<Backend*> bs;
+    for (auto& b : backends_) bs.push_back(b.get());
+    const std::int64_t largest = std::max<std::int64_t>(m.params().layer_layout().size, (std::int64_t)c.vocab * c.d_model);
+    widening_ = std::make_unique<SharedWidening>(largest, std::move(bs));
+  }
 }
 
 SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatches, const LossScales& sc) {
@@ -42,9 +49,11 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
     return out;
   }
   split_.reset(microbatches);
+  widening_->reset();
   std::vector<std::exception_ptr> errors((std::size_t)W);
   std::atomic<int> first_failed{-1};  // the cause; later failures are others' waits ending
   auto worker = [&](int w) {
+    SharedWidening::set_worker(w);
     try {
       // Worker w's texts of every microbatch: [w * texts / W, (w + 1) * texts / W).
       const int t0 = w * texts_ / W, t1 = (w + 1) * texts_ / W;
@@ -62,11 +71,15 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
       int none = -1;
       first_failed.compare_exchange_strong(none, w);
       split_.abort();
+      widening_->abort();
     }
+    SharedWidening::set_worker(-1);
   };
   // Every worker needs a thread of its own (they meet): the pool runs W chunks on W threads,
   // since no chunk can end before all have started.
+  m_.set_wide_weights(widening_.get());
   pool_->parallel_for(W, worker);
+  m_.set_wide_weights(nullptr);
   if (const int f = first_failed.load(); f >= 0) {
     for (int w = 0; w < W; ++w) Model::release(split_.state(w));
     std::rethrow_exception(errors[(std::size_t)f]);

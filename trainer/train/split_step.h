@@ -12,6 +12,7 @@
 #include "trainer/model/split_microbatch.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/ops/thread_pool.h"
+#include "trainer/train/shared_widening.h"
 
 namespace onegpu::trainer {
 
@@ -36,6 +37,7 @@ class SplitStep {
   int texts_;
   std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a worker
   SplitMicrobatch split_;
+  std::unique_ptr<SharedWidening> widening_;  // several workers: the weights they all read
 };
 
 }  // namespace onegpu::trainer
