@@ -113,6 +113,16 @@ int run_window(const Options& o, int chapter_index) {
     content_scale = std::max(1.0f, sx);
   }
   int w = o.size_given ? o.width : 1600, h = o.size_given ? o.height : 900;
+  // The default size never overflows a small screen (a classroom projector at 1024x600): it
+  // shrinks to the primary monitor's work area. A --size the user gave is kept as given.
+  if (GLFWmonitor* mon = glfwGetPrimaryMonitor(); mon && !o.size_given) {
+    int ax = 0, ay = 0, aw = 0, ah = 0;
+    glfwGetMonitorWorkarea(mon, &ax, &ay, &aw, &ah);
+    if (aw > 0 && ah > 0) {  // the window grows by content_scale on screens with a scale (SCALE_TO_MONITOR)
+      w = std::min(w, (int)((float)aw / content_scale));
+      h = std::min(h, (int)((float)ah / content_scale));
+    }
+  }
   GLFWwindow* win = glfwCreateWindow(w, h, "onegpu", nullptr, nullptr);
   if (!win) {
     std::fputs("onegpu: cannot open an OpenGL 3.3 core window on this display\n", stderr);
