@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
       }
       const auto m = st.mean();
       std::printf("64-rank run, paused: %.1f ms a frame (%.0f fps); CPU %.1f ms a frame (this thread %.1f); %zu timeline "
-                  "rectangles, %zu scene shapes, %d ImGui vertices\n",
+                  "rectangles, %zu scene shapes drawn (where changed), %d ImGui vertices\n",
                   m.wall, 1e3 / m.wall, m.cpu, m.thread, lab.lab().drawn().rects, lab.stats().instances,
                   ImGui::GetDrawData() ? ImGui::GetDrawData()->TotalVtxCount : 0);
     }
