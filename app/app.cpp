@@ -415,9 +415,14 @@ void App::draw_lab(int fb_w, int fb_h, bool whole) {
                      std::min(scene_.x + scene_.w, scene_.x + it.box.z), std::min(scene_.y + scene_.h, scene_.y + it.box.w)};
     scene_boxes_.push_back({it.hash, b});
   }
+  // The scene's changes are matched on their own and given as one box: the scene is then drawn
+  // inside one or two rectangles rather than up to 16 (each a draw call per run of shapes, which
+  // costs llvmpipe's drawing thread more than shading the few pixels between them).
+  scene_damage_.update(scene_boxes_, fb_w, fb_h, whole);
   extra_damage_.clear();
+  if (const PixelBox b = scene_damage_.bounds(); !b.empty()) extra_damage_.push_back(b);
   if (!lab_->drawn().lanes_dirty.empty()) extra_damage_.push_back(lab_->drawn().lanes_dirty);
-  lab_damage_.update(*dd, fb_w, fb_h, extra_damage_, whole, scene_boxes_);
+  lab_damage_.update(*dd, fb_w, fb_h, extra_damage_, whole);
   lab_frame_.begin();
   glBindVertexArray(0);
   const glm::vec4 bg = nav_.blank() ? glm::vec4(0, 0, 0, 1) : glm::vec4(kPanelBg.r, kPanelBg.g, kPanelBg.b, 1.0f);

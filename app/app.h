@@ -138,6 +138,7 @@ class App {
   std::vector<PixelBox> extra_damage_;
   std::vector<glm::ivec4> scene_clips_;
   FrameDamage lab_damage_;
+  FrameDamage scene_damage_;  // the ranks view's own items, matched apart (draw_lab)
   PanelBackdrop backdrop_;  // the story's panels and ground, kept between frames (frame)
   bool backdrop_on_ = true;
   bool lab_damage_on_ = true, last_frame_lab_ = false, fonts_new_ = false;

@@ -139,6 +139,20 @@ void FrameDamage::update(const ImDrawData& dd, int fb_w, int fb_h, const std::ve
   std::swap(last_, now_);
 }
 
+void FrameDamage::update(const std::vector<DrawnBox>& own, int fb_w, int fb_h, bool full) {
+  ImDrawData none;  // no lists: only `own` is matched
+  none.Valid = true;
+  none.FramebufferScale = {1.0f, 1.0f};
+  update(none, fb_w, fb_h, {}, full, own);
+}
+
+PixelBox FrameDamage::bounds() const {
+  if (rects_.empty()) return {};
+  PixelBox all = rects_[0];
+  for (const PixelBox& r : rects_) all = unite(all, r);
+  return all;
+}
+
 void FrameDamage::merge() {
   if (rects_.size() > 2000) {  // a frame that changed nearly everywhere
     PixelBox all = rects_[0];

@@ -64,6 +64,9 @@ class FrameDamage {
   // triangles. `full`: the whole frame (the first frame, a resize, new fonts).
   void update(const ImDrawData& dd, int fb_w, int fb_h, const std::vector<PixelBox>& extra, bool full,
               const std::vector<DrawnBox>& own = {});
+  // The same for the caller's own items alone (no ImGui triangles): what changed in a scene.
+  void update(const std::vector<DrawnBox>& own, int fb_w, int fb_h, bool full);
+  PixelBox bounds() const;  // the smallest box holding every rectangle (empty: none)
   const std::vector<PixelBox>& rects() const { return rects_; }
   long area() const;  // damaged pixels this frame
   // Whether a triangle (or callback) of the frame given to the last update() may cover a pixel
