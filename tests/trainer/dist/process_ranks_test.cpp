@@ -107,6 +107,13 @@ TEST(ProcessRanks, DataParallelTwoProcessesMatchVirtualRanksBitwise) {
   EXPECT_GT(virt[0], virt[4 * (kSteps - 1)]);  // it trains: the loss falls
 }
 
+// Four members: the order of the all-reduce's sum shows in its rounding (two commute).
+TEST(ProcessRanks, DataParallelFourProcessesMatchVirtualRanksBitwise) {
+  (void)onegpu::test::small_story<16>();
+  const ParallelOptions o = onegpu::test::split_options(4, 1, 1, Schedule::OneFOneB);
+  expect_bitwise(across_processes(o, 4), on_virtual_ranks(o));
+}
+
 TEST(ProcessRanks, PipelineTwoProcessesMatchVirtualRanksBitwise) {
   (void)onegpu::test::small_story<16>();
   const ParallelOptions o = onegpu::test::split_options(1, 1, 2, Schedule::OneFOneB);
