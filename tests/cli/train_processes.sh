@@ -11,13 +11,13 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/*; do echo "--- $f"; cat "$f"; done; exit 1; }
 port=$((20000 + ($$ % 20000)))
 
-# torchrun-style, dp 2; then mpirun-style, pp 2 (a pipeline's hand-offs over the sockets).
-for split in "--dp 2" "--pp 2"; do
+# torchrun-style, dp 2; mpirun-style, pp 2 (a pipeline's hand-offs); torchrun-style, ep 2 (all-to-all).
+for split in "--dp 2" "--pp 2" "--dp 2 --ep 2"; do
   args="$split --steps 4 --batch 8 --seq 32 --quiet"
   "$onegpu" train $args --log "$dir/one.jsonl" >"$dir/one.out" 2>"$dir/one.err" || fail "one process: $split"
   port=$((port + 1))
   for r in 1 0; do
-    if [ "$split" = "--dp 2" ]; then
+    if [ "$split" != "--pp 2" ]; then
       env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port ONEGPU_DIST_TIMEOUT=30 \
         "$onegpu" train $args --log "$dir/r$r.jsonl" >"$dir/r$r.out" 2>"$dir/r$r.err" &
     else

@@ -75,7 +75,6 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
 
 void check_process_options(const ParallelOptions& o) {
   const std::string why = o.device != "cpu"          ? "ranks on a " + o.device + " device"
-                          : o.ep > 1                 ? "ep > 1 (its all-to-all)"
                           : o.zero == 1 && o.dp > 1  ? "ZeRO-1"
                           : o.separate_first_copy    ? "separate first copies"
                                                      : "";
@@ -1114,6 +1113,8 @@ struct ParallelTrainer::Impl final : OpRunner {
           all_reduce_across(col, op);
         else if (col.kind == OpKind::Broadcast)
           broadcast_across(col, op);
+        else if (col.kind == OpKind::AllToAll)
+          all_to_all_across(col, op);
         else
           throw Error("one process per rank: no " + std::string(to_string(col.kind)) + " yet");
       } else if (op.kind == OpKind::Send) {
@@ -1175,6 +1176,129 @@ struct ParallelTrainer::Impl final : OpRunner {
         }
       }
     });
+  }
+
+  // The all-to-all of one layer and microbatch as grouped sends and receives: what
+  // all_to_all() copies between members, each member sending its own pieces and receiving
+  // its own, in the same row layout (so the experts' sums, and all after, are bitwise theirs).
+  void all_to_all_across(const Collective& col, const Op& op) {
+    const int l = op.layer_begin, mb = op.microbatch, per = rc.experts_per_rank(), D = mc.d_model;
+    const std::size_t m = col.ranks.size();
+    const std::size_t self = (std::size_t)(std::find(col.ranks.begin(), col.ranks.end(), me) - col.ranks.begin());
+    Rank& R = rank(me);
+    if (R.coord.ep != (int)self) throw Error("all-to-all: member order is not the expert-slice order");
+    MicrobatchState& st = state(R, op.chunk, mb);
+    auto peer = [&](std::size_t i) { return col.ranks[i]; };
+    auto floats_of = [&](int rows) { return (std::size_t)rows * (std::size_t)D * sizeof(float); };
+    // Rows (token member i, local expert e) hold in the expert member's packed rows.
+    auto rows_from = [&](const ExpertWork& w, std::size_t i, int e) {
+      const int a = w.at[i * (std::size_t)per + (std::size_t)e];
+      const int b = i + 1 < m ? w.at[(i + 1) * (std::size_t)per + (std::size_t)e] : w.offsets[(std::size_t)e + 1];
+      return std::pair<int, int>{a, b - a};
+    };
+    // As a token member: my rows for member j's experts, from/to `tok`; as an expert member:
+    // member i's rows in my packed `exp`. to_experts: tokens' rows go to the expert members.
+    auto exchange = [&](bool to_experts, float* tok, float* exp) {
+      const ExpertWork& w = R.work.at({l, mb});
+      opt.comm->group([&] {
+        for (std::size_t j = 0; j < m; ++j)
+          for (int e = 0; e < per; ++e) {
+            const Piece p = piece(st, l, (int)j, e);
+            if (p.n == 0) continue;
+            float* t = tok + (std::size_t)p.first * D;
+            if (j == self) {  // my own rows for my own experts
+              const auto [at, n] = rows_from(w, self, e);
+              (void)n;
+              float* x = exp + (std::size_t)at * D;
+              std::copy_n(to_experts ? t : x, (std::size_t)p.n * D, to_experts ? x : t);
+            } else if (to_experts) {
+              opt.comm->send(t, floats_of(p.n), peer(j));
+            } else {
+              opt.comm->recv(t, floats_of(p.n), peer(j));
+            }
+          }
+        for (std::size_t i = 0; i < m; ++i)
+          for (int e = 0; e < per && i != self; ++e) {
+            const auto [at, n] = rows_from(w, i, e);
+            if (n == 0) continue;
+            float* x = exp + (std::size_t)at * D;
+            if (to_experts)
+              opt.comm->recv(x, floats_of(n), peer(i));
+            else
+              opt.comm->send(x, floats_of(n), peer(i));
+          }
+      });
+    };
+    switch (op.phase) {
+      case AllToAllPhase::DispatchFwd: {
+        // How many rows each member sends each of my experts, then the rows.
+        std::vector<std::int32_t> mine(m * (std::size_t)per), theirs(m * (std::size_t)per);
+        for (std::size_t j = 0; j < m; ++j)
+          for (int e = 0; e < per; ++e) mine[j * (std::size_t)per + (std::size_t)e] = piece(st, l, (int)j, e).n;
+        opt.comm->group([&] {
+          for (std::size_t j = 0; j < m; ++j)
+            if (j != self) opt.comm->send(mine.data() + j * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(j));
+          for (std::size_t i = 0; i < m; ++i)
+            if (i != self) opt.comm->recv(theirs.data() + i * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(i));
+        });
+        std::copy_n(mine.data() + self * (std::size_t)per, per, theirs.data() + self * (std::size_t)per);
+        ExpertWork w;
+        w.offsets.assign((std::size_t)per + 1, 0);
+        w.at.assign(m * (std::size_t)per, 0);
+        int total = 0;
+        for (int e = 0; e < per; ++e) {
+          for (std::size_t i = 0; i < m; ++i) {
+            w.at[i * (std::size_t)per + (std::size_t)e] = total;
+            total += theirs[i * (std::size_t)per + (std::size_t)e];
+          }
+          w.offsets[(std::size_t)e + 1] = total;
+        }
+        const Charge in = received(*R.tracker, (std::size_t)total * D);
+        w.cache.xe = floats(*R.tracker, MemCategory::Activations, (std::size_t)total * D);
+        R.work[{l, mb}] = std::move(w);
+        ExpertWork& kept = R.work.at({l, mb});
+        exchange(true, st.layers[(std::size_t)l].experts.xe.data(), kept.cache.xe.data());
+        for (std::size_t j = 0; j < m; ++j) {
+          const int sent = rows_for(st, l, (int)j).n();
+          if (j != self && sent > 0) {
+            std::lock_guard<std::mutex> lock(rows_mu);
+            rows_away[(std::size_t)me][(std::size_t)l] += sent;
+            R.sent_to[{l, peer(j)}] += sent;
+          }
+        }
+        st.layers[(std::size_t)l].experts.xe = {};  // sent
+        break;
+      }
+      case AllToAllPhase::CombineFwd: {
+        ExpertWork& w = R.work.at({l, mb});
+        const std::size_t n = (std::size_t)st.T * mc.top_k * D;
+        const Charge in = received(*R.tracker, n);
+        Buffer<float> y = floats(*R.tracker, MemCategory::Activations, n);
+        exchange(false, y.data(), w.cache.y.data());
+        st.layers[(std::size_t)l].experts.y = std::move(y);
+        w.cache.y = {};  // not needed for backward
+        break;
+      }
+      case AllToAllPhase::CombineBwd: {
+        ExpertWork& w = R.work.at({l, mb});
+        const std::size_t n = (std::size_t)w.offsets.back() * D;
+        const Charge in = received(*R.tracker, n);
+        w.dy = floats(*R.tracker, MemCategory::Activations, n);
+        exchange(true, st.layers[(std::size_t)l].dy.data(), w.dy.data());
+        st.layers[(std::size_t)l].dy = {};  // sent
+        break;
+      }
+      case AllToAllPhase::DispatchBwd: {
+        const Charge in = received(*R.tracker, (std::size_t)st.T * mc.top_k * D);
+        exchange(false, st.layers[(std::size_t)l].dxe.data(), R.work.at({l, mb}).dxe.data());
+        if (split_w())
+          R.work.at({l, mb}).dxe = {};  // sent; the rest waits for W
+        else
+          R.work.erase({l, mb});
+        break;
+      }
+      case AllToAllPhase::None: throw Error("all-to-all without a phase");
+    }
   }
 
   // Every rank's `mine` (n values each), rank by rank.

@@ -103,7 +103,7 @@ struct ParallelOptions {
   // and takes its own microbatches; the step's record (loss, norm, memory, each op's wall
   // times in the timeline) is gathered so that every process holds the whole run's, with
   // bitwise the numbers of the same split on virtual ranks when comm sums in member order
-  // (SocketComm does). So far: cpu ranks, no ep > 1 (all-to-all), no ZeRO-1, no checkpoints,
+  // (SocketComm does); an all-to-all is grouped sends and receives. So far: cpu ranks, no ZeRO-1, no checkpoints,
   // no paced stepping (engine()); each is one line of Error.
   Comm* comm = nullptr;
 };

@@ -126,6 +126,20 @@ TEST(ProcessRanks, DataAndPipelineFourProcessesMatchVirtualRanksBitwise) {
   expect_bitwise(across_processes(o, 4), on_virtual_ranks(o));
 }
 
+// ep 2: each layer's all-to-all (dispatch, combine and back) as grouped sends and receives.
+TEST(ProcessRanks, ExpertParallelTwoProcessesMatchVirtualRanksBitwise) {
+  (void)onegpu::test::small_story<16>();
+  const ParallelOptions o = onegpu::test::split_options(2, 2, 1, Schedule::OneFOneB);
+  expect_bitwise(across_processes(o, 2), on_virtual_ranks(o));
+}
+
+// All three at once, with ZB-H1's weight-gradient halves run after the hand-offs.
+TEST(ProcessRanks, ExpertDataAndPipelineFourProcessesUnderZeroBubbleMatchVirtualRanksBitwise) {
+  (void)onegpu::test::small_story<16>();
+  const ParallelOptions o = onegpu::test::split_options(2, 2, 2, Schedule::ZeroBubbleH1);
+  expect_bitwise(across_processes(o, 4), on_virtual_ranks(o));
+}
+
 // A transport of three ranks that never connects: the split's check comes first.
 struct NoComm final : Comm {
   int rank() const override { return 0; }
@@ -147,12 +161,12 @@ TEST(ProcessRanks, ASplitOfAnotherWorldIsOneLine) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "the split has 2 ranks (pp × dp = 1 × 2) but the run has 3 processes");
   }
-  o.ep = 2;
+  o.zero = 1;
   try {
     ParallelTrainer t(s.model, o, s.train);
-    FAIL() << "ran ep 2 across processes";
+    FAIL() << "ran ZeRO-1 across processes";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "one process per rank does not run ep > 1 (its all-to-all) yet");
+    EXPECT_EQ(std::string(e.what()), "one process per rank does not run ZeRO-1 yet");
   }
 }
 
