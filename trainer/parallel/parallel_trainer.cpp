@@ -1145,6 +1145,23 @@ struct ParallelTrainer::Impl final : OpRunner {
     opt.comm->flush();
   }
 
+  // A pair of ranks' messages arrive in the order the sender sent them, so every Recv of this
+  // rank must come in its program in the order its peer's Sends come in the peer's. Every
+  // schedule's plan keeps that order (for each pair); should one not, this says so before the
+  // step runs instead of handing a microbatch another's hidden states.
+  void check_hand_off_order() const {
+    const Plan& plan = *last_plan;
+    std::map<int, std::vector<std::int32_t>> sent, taken;  // peer -> Send op ids, its order / mine
+    for (int p = 0; p < (int)ranks.size(); ++p)
+      for (std::uint32_t id : plan.programs[(std::size_t)p])
+        if (plan.op(id).kind == OpKind::Send && plan.op(id).peer == me) sent[p].push_back((std::int32_t)id);
+    for (std::uint32_t id : plan.programs[(std::size_t)me])
+      if (plan.op(id).kind == OpKind::Recv) taken[plan.op(id).peer].push_back(plan.op(id).match);
+    if (sent != taken)
+      throw Error("one process per rank: rank " + std::to_string(me) + " would receive its hand-offs in another order than they are sent (" +
+                  std::string(to_string(rc.schedule)) + ")");
+  }
+
   // The sum over the members through the transport, range by range as all_reduce() takes it
   // (each element's sum is the same whatever the ranges).
   void all_reduce_across(const Collective& col, const Op& op) {
@@ -1384,7 +1401,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
     stepping = true;
-    if (opt.comm) return;  // run_program() in finish()
+    if (opt.comm) {
+      check_hand_off_order();
+      return;  // run_program() in finish()
+    }
     current = first ? first_engine.get() : steady_engine.get();
     wires.clear();
     wires.resize(last_plan->ops.size());

@@ -126,6 +126,14 @@ TEST(ProcessRanks, DataAndPipelineFourProcessesMatchVirtualRanksBitwise) {
   expect_bitwise(across_processes(o, 4), on_virtual_ranks(o));
 }
 
+// Interleaved stages: two model chunks a rank, hand-offs both ways between the same pair.
+TEST(ProcessRanks, InterleavedPipelineTwoProcessesMatchVirtualRanksBitwise) {
+  (void)onegpu::test::small_story<16>();
+  ParallelOptions o = onegpu::test::split_options(1, 1, 2, Schedule::Interleaved);
+  o.vstages = 2;
+  expect_bitwise(across_processes(o, 2), on_virtual_ranks(o));
+}
+
 // ep 2: each layer's all-to-all (dispatch, combine and back) as grouped sends and receives.
 TEST(ProcessRanks, ExpertParallelTwoProcessesMatchVirtualRanksBitwise) {
   (void)onegpu::test::small_story<16>();
