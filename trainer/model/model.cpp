@@ -78,11 +78,13 @@ void Model::begin(MicrobatchState& st, const Batch& b) const {
     if (t < 0 || t >= cfg_.vocab) throw Error("batch: input token outside the vocabulary");
   for (auto t : b.targets)
     if (t >= cfg_.vocab) throw Error("batch: target token outside the vocabulary");
-  release(st);
+  release(st);  // every layer's cache is empty: a state used before keeps its array of them
   st.batch = b;
   st.T = (int)T;
-  st.layers.clear();
-  st.layers.resize(cfg_.n_layers);
+  if (st.layers.size() != (std::size_t)cfg_.n_layers) {
+    st.layers.clear();
+    st.layers.resize(cfg_.n_layers);
+  }
   st.ce_sum = 0.0;
   st.n_targets = 0;
   st.aux_sum = 0.0;

@@ -20,6 +20,7 @@
 #include "trainer/device.h"
 #include "trainer/dist/comm.h"
 #include "trainer/ops/cpu_backend.h"
+#include "trainer/parallel/expert_grad_rows.h"
 #include "trainer/parallel/weight_cache.h"
 
 namespace onegpu::trainer {
@@ -138,7 +139,11 @@ struct ParallelTrainer::Impl final : OpRunner {
     std::unique_ptr<Backend> backend;  // a CpuBackend, or a device's (ParallelOptions::device)
     std::unique_ptr<Model> model;
     std::map<std::pair<int, int>, MicrobatchState> states;  // (chunk, microbatch)
+    std::vector<MicrobatchState> spare;  // released states, for start_state to reuse
     std::map<std::pair<int, int>, ExpertWork> work;          // (layer, microbatch)
+    // By layer: the rows of the step's expert weight gradients so far (CPU ranks; made on
+    // first use, kept from step to step).
+    std::vector<std::unique_ptr<ExpertGradRows>> grad_rows;
     double sq = 0.0;  // Update: this rank's share of the squared gradient norm
     std::vector<Event> mem_events;
     std::vector<std::int64_t> routed;  // [layer * E + expert]: rows this rank's routers chose
@@ -483,10 +488,26 @@ struct ParallelTrainer::Impl final : OpRunner {
     return it->second;
   }
 
+  // A microbatch's state is made from one an earlier microbatch of the rank left (Rank::spare):
+  // a fresh one allocates a cache for every layer of the model (tens of kB) for each
+  // microbatch of each rank.
   void start_state(Rank& R, int c, int mb) {
-    MicrobatchState& st = R.states[{c, mb}];
+    auto [it, fresh] = R.states.try_emplace({c, mb});
+    if (fresh && !R.spare.empty()) {
+      it->second = std::move(R.spare.back());
+      R.spare.pop_back();
+    }
+    MicrobatchState& st = it->second;
     R.model->begin(st, batch_of(R, mb));
     if (rc.op_per_layer) st.probe_row = probe_position();  // in the first text
+  }
+
+  void end_state(Rank& R, int c, int mb) {
+    auto it = R.states.find({c, mb});
+    if (it == R.states.end()) throw Error("rank state: no microbatch " + std::to_string(mb) + " of chunk " + std::to_string(c));
+    Model::release(it->second);
+    R.spare.push_back(std::move(it->second));
+    R.states.erase(it);
   }
 
   void finish_forward(Rank& R, const Op& op, MicrobatchState& st, const OpContext& ctx) {
@@ -648,8 +669,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     } else if (split_w()) {
       st.dx = {};  // the weight part (W) still needs the rest
     } else {
-      Model::release(st);
-      R.states.erase({op.chunk, op.microbatch});
+      end_state(R, op.chunk, op.microbatch);
     }
   }
 
@@ -696,6 +716,19 @@ struct ParallelTrainer::Impl final : OpRunner {
   // ZB-H1: B makes input gradients, W (later) the weight gradients.
   bool split_w() const { return rc.schedule == Schedule::ZeroBubbleH1; }
 
+  // CPU ranks make the expert weight gradients of rows other ranks sent once a step, from the
+  // rows of all its microbatches (ExpertGradRows: bitwise the same gradients, a fraction of
+  // the memory traffic). A device's ranks make them microbatch by microbatch.
+  bool keeps_grad_rows() const { return !device_ranks; }
+  void keep_grad_rows(Rank& R, int l, const ExpertWork& w, const float* du) {
+    if (R.grad_rows.empty()) R.grad_rows.resize((std::size_t)mc.n_layers);
+    auto& rows = R.grad_rows[(std::size_t)l];
+    if (!rows) rows = std::make_unique<ExpertGradRows>(rc.experts_per_rank(), mc.d_model, mc.expert_hidden);
+    rows->add(w.offsets, w.cache.xe.data(), w.cache.a.data(), w.dy.data(), du);
+    // Every microbatch of the step reaches each of the rank's layers once, in program order.
+    if (rows->microbatches() == opt.microbatches) rows->apply(*R.model, l);
+  }
+
   void backward_weight(Rank& R, const Op& op) {
     const int mb = op.microbatch;
     MicrobatchState& st = state(R, op.chunk, mb);
@@ -704,12 +737,14 @@ struct ParallelTrainer::Impl final : OpRunner {
       auto it = R.work.find({l, mb});         // experts of this rank, on rows other ranks sent
       if (it != R.work.end()) {
         ExpertWork& w = it->second;
-        R.model->experts_backward_weight(l, w.offsets, w.cache, w.dy.data(), w.du.data());
+        if (keeps_grad_rows())
+          keep_grad_rows(R, l, w, w.du.data());
+        else
+          R.model->experts_backward_weight(l, w.offsets, w.cache, w.dy.data(), w.du.data());
         R.work.erase(it);
       }
     }
-    Model::release(st);
-    R.states.erase({op.chunk, mb});
+    end_state(R, op.chunk, mb);
   }
 
   void backward(Rank& R, const Op& op) {
@@ -733,10 +768,18 @@ struct ParallelTrainer::Impl final : OpRunner {
         ExpertWork& w = R.work.at({op.layer_begin, mb});
         const std::size_t n = w.cache.xe.size();
         w.dxe = floats(*R.tracker, MemCategory::Activations, n);
+        const std::size_t n_hidden = n / (std::size_t)mc.d_model * mc.expert_hidden;
         if (op.kind == OpKind::BackwardInput && split_w()) {
-          w.du = floats(*R.tracker, MemCategory::Activations, n / (std::size_t)mc.d_model * mc.expert_hidden);
+          w.du = floats(*R.tracker, MemCategory::Activations, n_hidden);
           M.experts_backward_input(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data(), w.du.data());
           w.cache.u = {};
+        } else if (keeps_grad_rows()) {  // the input part now, the weight part once a step
+          // du is charged as experts_backward charges it (the same peak), and freed with it.
+          Buffer<float> du = floats(*R.tracker, MemCategory::Activations, n_hidden);
+          M.experts_backward_input(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data(), du.data());
+          keep_grad_rows(R, op.layer_begin, w, du.data());
+          w.cache = ExpertCache{};
+          w.dy = {};
         } else {
           M.experts_backward(op.layer_begin, w.offsets, w.cache, w.dy.data(), w.dxe.data());
           w.cache = ExpertCache{};
@@ -756,8 +799,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       MicrobatchState& st = state(R, c, mb);
       M.embed_backward(st);
       if (!(op.kind == OpKind::BackwardInput && split_w())) {
-        Model::release(st);
-        R.states.erase({c, mb});
+        end_state(R, c, mb);
       }
     }
   }
@@ -1383,8 +1425,9 @@ struct ParallelTrainer::Impl final : OpRunner {
     aux.assign((std::size_t)(M_total * rc.chunks()), 0.0);
     for (auto& c : weight_caches)
       if (c) c->invalidate();  // the update (or a load) changed the weights
-    for (Rank& R : ranks) {
-      if (!R.model) continue;  // a rank of another process
+    auto fresh = [&](int r) {
+      Rank& R = rank(r);
+      if (!R.model) return;  // a rank of another process
       R.tracker->reset_peaks();
       if (device_ranks)  // cleared where they live, without a host wait
         R.backend->zero(R.model->params().grads.data(), R.model->params().count());
@@ -1392,11 +1435,19 @@ struct ParallelTrainer::Impl final : OpRunner {
         R.model->params().zero_grads();
       R.states.clear();
       R.work.clear();
+      for (auto& rows : R.grad_rows)
+        if (rows) rows->forget();  // of a step stopped by an error
       R.mem_events.clear();
       R.routed.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
       R.sent_to.clear();
       R.sq = 0.0;
-    }
+    };
+    // Ranks are independent: CPU ranks on a few threads (zeroing 512 ranks' gradients is
+    // hundreds of MB); a device's ranks one at a time, as their backends are driven.
+    if (device_ranks)
+      for (int r = 0; r < (int)ranks.size(); ++r) fresh(r);
+    else
+      for_ranks((int)ranks.size(), fresh);
     if (step_ > 0) share_replica_state();  // separate_first_copy: shared from the second step on
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
@@ -1435,8 +1486,11 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
     stepping = false;
     const int M_total = opt.dp * opt.microbatches;
-    for (const Rank& R : ranks)
+    for (const Rank& R : ranks) {
       if (!R.states.empty() || !R.work.empty()) throw Error("step: a rank kept microbatch state after its step");
+      for (const auto& rows : R.grad_rows)
+        if (rows && rows->microbatches() != 0) throw Error("step: a rank kept expert rows after its step");
+    }
 
     if (device_ranks)  // the host reads the ranks' memory from here on (zero1_grad_norm, pieces)
       for (Rank& R : ranks) R.backend->sync();

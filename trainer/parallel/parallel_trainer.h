@@ -37,6 +37,10 @@
 // gains); BackwardWeight runs later and adds the attention, router and expert weight
 // gradients from what B kept (with ep > 1 each rank does W for its own experts on the rows it
 // was sent). Bitwise the same numbers as one backward.
+// CPU ranks make the expert weight gradients of rows other ranks sent once a step, from the
+// rows of all the step's microbatches, when the layer's last one has come (expert_grad_rows.h):
+// bitwise the same gradients as a product a microbatch, which left 1-3-row products reading
+// and writing whole cold gradients.
 #include <cstdint>
 #include <functional>
 #include <memory>
