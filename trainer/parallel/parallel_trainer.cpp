@@ -1384,6 +1384,18 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (const OpTime& t : last_timeline.ops) last_timeline.end = std::max(last_timeline.end, t.end);
   }
 
+  // Every rank's activation levels after its ops (memory_events()), padded to the longest list.
+  void gather_memory_events() {
+    const std::vector<Event>& mine = rank(me).mem_events;
+    const std::vector<std::int64_t> counts = gather_all(std::vector<std::int64_t>{(std::int64_t)mine.size()});
+    const std::size_t most = (std::size_t)*std::max_element(counts.begin(), counts.end());
+    std::vector<Event> padded(mine);
+    padded.resize(most);
+    const std::vector<Event> all = gather_all(padded);
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      if ((int)r != me) ranks[r].mem_events.assign(all.begin() + (long)(r * most), all.begin() + (long)(r * most) + counts[r]);
+  }
+
   // The whole model's master weights on every process: each tensor from the rank that is its
   // root (as gather_state takes it), zeros elsewhere, summed across the ranks.
   std::vector<float> master_weights_across() {
@@ -1499,6 +1511,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     if (opt.comm) {
       for (double s : gather_all(std::vector<double>{rank(me).sq})) sq += s;
       gather_times();
+      gather_memory_events();
       sum_across(ce);
       sum_across(aux);
     } else {

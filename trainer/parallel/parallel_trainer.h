@@ -105,7 +105,7 @@ struct ParallelOptions {
   // comm->rank() of the plan, in program order, its collectives, sends and receives going
   // through comm (whose world must be the plan's). Every process draws the same global batch
   // and takes its own microbatches; the step's record (loss, norm, memory, each op's wall
-  // times in the timeline) is gathered so that every process holds the whole run's, with
+  // times in the timeline, memory_events()) is gathered so that every process holds the whole run's, with
   // bitwise the numbers of the same split on virtual ranks when comm sums in member order
   // (SocketComm does); an all-to-all is grouped sends and receives. So far: cpu ranks, no ZeRO-1, no checkpoints,
   // no paced stepping (engine()); each is one line of Error.

@@ -31,12 +31,17 @@ std::uint64_t digest(const std::vector<float>& v) {
   return h;
 }
 
-// Per step: loss, aux loss, gradient norm, learning rate; then the weights' digest.
+// Per step: loss, aux loss, gradient norm, learning rate, every rank's activation levels
+// (how many, and their sum); then the weights' digest.
+constexpr std::size_t kPerStep = 6;
 std::vector<double> record(ParallelTrainer& t) {
   std::vector<double> out;
   for (int s = 0; s < kSteps; ++s) {
     const ParallelStepResult r = t.step();
-    out.insert(out.end(), {r.loss, r.aux_loss, r.grad_norm, (double)r.lr});
+    const std::vector<Event> mem = t.memory_events();
+    double bytes = 0;
+    for (const Event& e : mem) bytes += (double)e.bytes * (e.rank + 1);
+    out.insert(out.end(), {r.loss, r.aux_loss, r.grad_norm, (double)r.lr, (double)mem.size(), bytes});
   }
   const std::uint64_t d = digest(t.master_weights());  // a collective across processes
   double bits;
@@ -71,7 +76,7 @@ std::vector<double> across_processes(const ParallelOptions& base, int world) {
   std::vector<std::vector<double>> recs((std::size_t)world);
   for (int r = 0; r < world; ++r) {
     std::vector<double>& rec = recs[(std::size_t)r];
-    rec.resize(4 * kSteps + 1);
+    rec.resize(kPerStep * kSteps + 1);
     std::size_t got = 0;
     auto* b = reinterpret_cast<char*>(rec.data());
     for (ssize_t k; got < rec.size() * sizeof(double) && (k = ::read(fds[(std::size_t)r], b + got, rec.size() * sizeof(double) - got)) > 0;)
@@ -94,7 +99,7 @@ void expect_bitwise(const std::vector<double>& procs, const std::vector<double>&
   ASSERT_EQ(procs.size(), virt.size());
   for (std::size_t i = 0; i < virt.size(); ++i)
     EXPECT_EQ(std::memcmp(&procs[i], &virt[i], sizeof(double)), 0)
-        << (i + 1 == virt.size() ? "weights" : "step " + std::to_string(i / 4 + 1) + " value " + std::to_string(i % 4)) << ": "
+        << (i + 1 == virt.size() ? "weights" : "step " + std::to_string(i / kPerStep + 1) + " value " + std::to_string(i % kPerStep)) << ": "
         << procs[i] << " vs " << virt[i];
 }
 
@@ -104,7 +109,8 @@ TEST(ProcessRanks, DataParallelTwoProcessesMatchVirtualRanksBitwise) {
   const std::vector<double> procs = across_processes(o, 2);
   const std::vector<double> virt = on_virtual_ranks(o);
   expect_bitwise(procs, virt);
-  EXPECT_GT(virt[0], virt[4 * (kSteps - 1)]);  // it trains: the loss falls
+  EXPECT_GT(virt[0], virt[kPerStep * (kSteps - 1)]);  // it trains: the loss falls
+  EXPECT_GT(virt[4], 0.0);                          // activation levels were recorded
 }
 
 // Four members: the order of the all-reduce's sum shows in its rounding (two commute).
