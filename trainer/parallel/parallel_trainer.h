@@ -103,12 +103,14 @@ struct ParallelOptions {
   std::function<std::unique_ptr<Backend>(MemoryTracker&)> make_backend;
   // One process per rank (trainer/dist/comm.h): this process builds and runs only rank
   // comm->rank() of the plan, in program order, its collectives, sends and receives going
-  // through comm (whose world must be the plan's). Every process draws the same global batch
-  // and takes its own microbatches; the step's record (loss, norm, memory, each op's wall
-  // times in the timeline, memory_events()) is gathered so that every process holds the whole run's, with
-  // bitwise the numbers of the same split on virtual ranks when comm sums in member order
-  // (SocketComm does); an all-to-all is grouped sends and receives. So far: cpu ranks, no ZeRO-1, no checkpoints,
-  // no paced stepping (engine()); each is one line of Error.
+  // through comm (whose world must be the plan's; an all-to-all is one group of sends and
+  // receives). Every process draws the same global batch and takes its own microbatches. The
+  // step's record (loss, norm, memory, each op's wall times in the timeline, memory_events())
+  // is gathered, so every process holds the whole run's: bitwise the numbers of the same
+  // split on virtual ranks when comm sums in member order (SocketComm does). The timeline is
+  // then measured wall time (each process's clock from its step's start), not the virtual
+  // clock's model. So far: cpu ranks, no ZeRO-1, no checkpoints, no paced stepping
+  // (engine()); each is one line of Error. master_weights() is a collective then.
   Comm* comm = nullptr;
 };
 
