@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include "trainer/error.h"
@@ -179,9 +180,13 @@ SocketComm::SocketComm(Rendezvous& rv, double timeout_s) : rank_(rv.rank()), wor
 }
 
 SocketComm::~SocketComm() {
-  try {
-    flush();  // what was sent eagerly still reaches its peer
-  } catch (...) {
+  // What was sent eagerly still reaches its peer; not when leaving on an error, whose message
+  // should not wait for the timeout.
+  if (std::uncaught_exceptions() == 0) {
+    try {
+      flush();
+    } catch (...) {
+    }
   }
   for (Peer& p : peers_)
     if (p.fd >= 0) ::close(p.fd);
