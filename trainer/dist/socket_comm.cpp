@@ -294,7 +294,7 @@ void SocketComm::pump_in(int p) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
         throw Error("socket comm: rank " + std::to_string(rank_) + " lost its connection to rank " + std::to_string(p) + " (" +
-                    std::strerror(errno) + ")");
+                    std::strerror(errno) + "; it stopped or failed: see its message)");
       }
       (head ? in.head_at : in.at) += (std::size_t)k;
       if (head && in.head_at == sizeof in.head) {
