@@ -149,6 +149,7 @@ void App::rebuild_fonts() {
   apply_style(s);
   built_scale_ = s;
   fonts_new_ = true;  // the kept Lab frame's glyphs are stale: the next Lab frame is drawn whole
+  backdrop_.invalidate();  // and the story's kept panels
 }
 
 void App::clear_frame(int fb_w, int fb_h) {
@@ -257,8 +258,10 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
     nav_.set_time(std::min(nav_.time(), hold));
 
   last_frame_lab_ = false;  // the kept Lab frame is drawn whole when the Lab opens again
-  clear_frame(fb_w, fb_h);
-  if (nav_.blank()) return;  // the presenter blanked the screen: black, nothing else
+  if (nav_.blank()) {  // the presenter blanked the screen: black, nothing else
+    clear_frame(fb_w, fb_h);
+    return;
+  }
 
   scene_ = {0, 0, fb_w, fb_h};
   if (with_ui_) {
@@ -266,13 +269,22 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
     if (!nav_.clean()) draw_panels(fb_w, fb_h, now);
     else draw_toast(fb_w * 0.5f, now);  // clean: the picture fills the window, no panel at all
     if (nav_.help_open()) draw_help();
+    ImGui::Render();
   }
+  // The frame's ground: the kept panels copied in (app/ui/panel_backdrop.h), or a clear, with
+  // the panels drawn after the scene.
+  const PixelBox scene_box{scene_.x, scene_.y, scene_.x + scene_.w, scene_.y + scene_.h};
+  const bool kept = with_ui_ && backdrop_on_ &&
+                    backdrop_.draw(*ImGui::GetDrawData(), fb_w, fb_h, scene_box, {kPanelBg.r, kPanelBg.g, kPanelBg.b, 1.0f},
+                                   render::palette::background);
+  if (!kept) clear_frame(fb_w, fb_h);
 
   // The scene, in the viewport the panels leave free (GL counts rows from the bottom).
   Chapter& ch = current();
   float t = std::min(nav_.time(), ch.duration() + 0.001f);
   glm::vec2 vp{static_cast<float>(std::max(1, scene_.w)), static_cast<float>(std::max(1, scene_.h))};
-  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background);
+  // Kept: the ground was copied in (on llvmpipe a clear of part of the frame is a shaded quad).
+  renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background, !kept);
   camera_ = ch.camera(vp, t);
   renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
   SceneFrame f{renderer_.world(), renderer_.screen(), vp, t, nav_.ui_scale()};
@@ -280,9 +292,9 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   renderer_.end(camera_);
 
   if (with_ui_) {
-    ImGui::Render();
     glViewport(0, 0, fb_w, fb_h);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (kept) backdrop_.draw_over(*ImGui::GetDrawData());
+    else ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
   after_frame(fb_w, fb_h, now);
 }

@@ -10,6 +10,7 @@
 #include "app/lab/lab.h"
 #include "app/live/run_state.h"
 #include "app/navigator.h"
+#include "app/ui/panel_backdrop.h"
 #include "render/renderer.h"
 #include "render/retained_layer.h"
 
@@ -77,6 +78,10 @@ class App {
   // off: drawn whole every frame (bench_lab --whole-frame, for a before/after).
   void set_lab_damage(bool on) { lab_damage_on_ = on; }
   const FrameDamage& lab_damage() const { return lab_damage_; }
+  // The story's panels kept between frames and copied in as the frame's ground (on by default);
+  // off: every story frame cleared and its panels drawn whole (bench_render --whole-panels).
+  void set_panel_backdrop(bool on) { backdrop_on_ = on; }
+  const PanelBackdrop& panel_backdrop() const { return backdrop_; }
   // Draws the last Lab frame again whole, from the same UI and run state (tests compare it
   // with the damage-tracked frame, byte for byte).
   void redraw_lab_whole(int fb_w, int fb_h);
@@ -133,6 +138,8 @@ class App {
   std::vector<PixelBox> extra_damage_;
   std::vector<glm::ivec4> scene_clips_;
   FrameDamage lab_damage_;
+  PanelBackdrop backdrop_;  // the story's panels and ground, kept between frames (frame)
+  bool backdrop_on_ = true;
   bool lab_damage_on_ = true, last_frame_lab_ = false, fonts_new_ = false;
   std::string png_request_;
   std::string notice_;      // a line after an export, shown as a toast for a few seconds

@@ -48,6 +48,77 @@ void Canvas::line(glm::vec2 a, glm::vec2 b, float width, glm::vec4 color) {
   shapes().add({{a, b}, color, {}, {0, 0, kind(ShapeKind::Segment), 0}, {width * 0.5f, 0, 0, 0}, {}});
 }
 
+namespace {
+bool overlaps(const Rect& a, const Rect& b);
+bool inside(const Rect& r, const Rect& outer);
+Rect cut(const Rect& a, const Rect& b) { return {glm::max(a.min, b.min), glm::min(a.max, b.max)}; }
+Rect unite(const Rect& a, const Rect& b) { return {glm::min(a.min, b.min), glm::max(a.max, b.max)}; }
+// The most a shape can move a channel of a pixel away from `ground` (0..1): each of its colours'
+// alpha times its farthest channel.
+float reach(const ShapeInstance& s, glm::vec4 ground) {
+  auto one = [&](glm::vec4 c) {
+    const glm::vec3 d = glm::abs(glm::vec3(c) - glm::vec3(ground));
+    return std::max(c.a, 0.0f) * std::max({d.x, d.y, d.z});
+  };
+  const bool hatched = static_cast<int>(s.params.z + 0.5f) == 0 && s.extra.x > 0.0f;  // as shape_invisible
+  return std::max({one(s.fill), s.params.y > 0.0f ? one(s.stroke) : 0.0f, hatched ? one(s.hatch) : 0.0f});
+}
+// Makes `s` one that shape_invisible() finds (the hatch slot holds a ring's ends, not a colour).
+void hide(ShapeInstance& s) {
+  s.fill.a = s.stroke.a = 0.0f;
+  if (static_cast<int>(s.params.z + 0.5f) == 0 && s.extra.x > 0.0f) s.hatch.a = 0.0f;
+}
+}  // namespace
+
+void Canvas::veil(const Rect& r, glm::vec4 ground, float alpha) {
+  const float wpp = view_.world_per_px;
+  if (alpha <= 0.0f) return;
+  if (wpp <= 0.0f) {
+    box(r, {ground.r, ground.g, ground.b, alpha});
+    return;
+  }
+  // Left out: dimmed to under half a level (the veil keeps 1 - alpha of what is under it).
+  const float faint = 0.5f / 255.0f / std::max(1.0f - alpha, 1e-6f);
+  pieces_.clear();
+  auto add = [&](Rect b) {
+    b.min -= wpp, b.max += wpp;
+    if (!overlaps(b, r)) return;
+    b = cut(b, r);
+    // Shapes come in drawing order, a cell's parts together: fold into the last piece first.
+    if (!pieces_.empty() && overlaps(pieces_.back(), b)) pieces_.back() = unite(pieces_.back(), b);
+    else pieces_.push_back(b);
+  };
+  for (int l = 0; l <= layer_; ++l) {
+    for (ShapeInstance& s : layers_[l].shapes->items()) {
+      if (shape_invisible(s)) continue;
+      const Rect b = shape_bounds(s, wpp);
+      if (!overlaps(b, r)) continue;
+      if (inside(b, r) && reach(s, ground) < faint) {
+        hide(s);  // flush leaves it out
+        continue;
+      }
+      add(b);
+    }
+    if (l == layer_) break;  // this layer's text is drawn after the veil
+    for (const GlyphInstance& g : layers_[l].text->items())
+      if (g.color.a > 0.0f) add({{g.rect.x, g.rect.y}, {g.rect.x + g.rect.z, g.rect.y + g.rect.w}});
+  }
+  // Disjoint: a pixel veiled twice would be dimmed twice. Unions stay inside `r`.
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t i = 0; i < pieces_.size(); ++i)
+      for (std::size_t j = i + 1; j < pieces_.size(); ++j)
+        if (overlaps(pieces_[i], pieces_[j])) {
+          pieces_[i] = unite(pieces_[i], pieces_[j]);
+          pieces_[j] = pieces_.back();
+          pieces_.pop_back();
+          again = true;
+          --j;
+        }
+  }
+  for (const Rect& p : pieces_) box(p, {ground.r, ground.g, ground.b, alpha});
+}
+
 // ---- text and the size rule
 
 void Canvas::set_view(const TextView& v) {
@@ -184,6 +255,20 @@ bool inside(const Rect& r, const Rect& outer) {
 // pixels across both ways; the most covers a frame tests (the biggest ones).
 constexpr float kCoverPx = 24.0f;
 constexpr std::size_t kMaxCovers = 16;
+// A shape is cut round a cover when its quad is this many pixels or more and the cut saves a
+// quarter of them: smaller ones cost more in instances than they shade.
+constexpr float kTrimPx = 64.0f * 64.0f;
+float area(const Rect& r) { return std::max(r.size().x, 0.0f) * std::max(r.size().y, 0.0f); }
+// The parts of `r` outside `hole` (which lies inside it): the bands above and below, then left
+// and right between them. Up to four, disjoint; empty ones are skipped.
+int outside(const Rect& r, const Rect& hole, Rect out[4]) {
+  int n = 0;
+  for (const Rect& p : {Rect{r.min, {r.max.x, hole.min.y}}, Rect{{r.min.x, hole.max.y}, r.max},
+                        Rect{{r.min.x, hole.min.y}, {hole.min.x, hole.max.y}},
+                        Rect{{hole.max.x, hole.min.y}, {r.max.x, hole.max.y}}})
+    if (p.size().x > 0.0f && p.size().y > 0.0f) out[n++] = p;
+  return n;
+}
 }  // namespace
 
 void Canvas::leave_out_unseen(const Camera& cam, DrawStats& stats) {
@@ -211,19 +296,48 @@ void Canvas::leave_out_unseen(const Camera& cam, DrawStats& stats) {
       if ((c.layer > layer || (c.layer == layer && c.index > index)) && inside(b, c.inside)) return true;
     return false;
   };
+  // The later cover that hides the most of `b`, if cutting round it pays (see kTrimPx).
+  auto cover_over = [&](const Rect& b, int layer, std::size_t index) -> const Cover* {
+    const Cover* best = nullptr;
+    float most = 0.0f;
+    for (const Cover& c : covers_)
+      if ((c.layer > layer || (c.layer == layer && c.index > index)) && overlaps(b, c.inside)) {
+        const float a = area({glm::max(b.min, c.inside.min), glm::min(b.max, c.inside.max)});
+        if (a > most) most = a, best = &c;
+      }
+    return best && most >= 0.25f * area(b) ? best : nullptr;
+  };
   for (int l = 0; l < kLayers; ++l) {
     auto& shapes = layers_[l].shapes->items();
-    std::size_t kept = 0;
+    kept_.clear();
+    std::size_t left_out = 0;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const Rect b = shape_bounds(shapes[i], wpp);
-      if (shape_invisible(shapes[i]) || !overlaps(b, view) || hidden(b, l, i)) continue;
-      shapes[kept++] = shapes[i];
+      if (shape_invisible(shapes[i]) || !overlaps(b, view) || hidden(b, l, i)) {
+        ++left_out;
+        continue;
+      }
+      const Cover* c = shapes[i].params.z > 1.5f && shapes[i].params.z < 2.5f  // not a segment: its quad turns
+                           ? nullptr
+                           : area(b) >= kTrimPx * wpp * wpp ? cover_over(b, l, i) : nullptr;
+      if (!c) {
+        kept_.push_back(shapes[i]);
+        continue;
+      }
+      Rect parts[4];
+      const int n = outside(b, {glm::max(b.min, c->inside.min), glm::min(b.max, c->inside.max)}, parts);
+      for (int k = 0; k < n; ++k) {  // one after another: disjoint, so in any order the same pixels
+        ShapeInstance s = shapes[i];
+        s.part = {parts[k].min, parts[k].max};
+        kept_.push_back(s);
+      }
+      left_out += n == 0;
     }
-    stats.left_out += shapes.size() - kept;
-    shapes.resize(kept);
+    stats.left_out += left_out;
+    shapes.swap(kept_);
     // A layer's text is drawn after its shapes: only covers of later layers hide it.
     auto& glyphs = layers_[l].text->items();
-    kept = 0;
+    std::size_t kept = 0;
     for (const GlyphInstance& g : glyphs) {
       const Rect b{{g.rect.x, g.rect.y}, {g.rect.x + g.rect.z, g.rect.y + g.rect.w}};
       if (g.color.a <= 0.0f || !overlaps(b, view) || hidden(b, l, SIZE_MAX)) continue;  // after every shape of its layer

@@ -63,6 +63,15 @@ class Canvas {
             float sweep = 2.0f * std::numbers::pi_v<float>);
   void disc(glm::vec2 c, float radius, glm::vec4 color);
   void line(glm::vec2 a, glm::vec2 b, float width, glm::vec4 color);
+  // A translucent box of the ground's colour (what the frame was cleared to) over `r`, dimming
+  // what this canvas drew before it there (its shapes in this layer and the ones under, their
+  // text in the layers under). Over the bare ground it would change no pixel (the colour over the
+  // same colour), so it is drawn only where something lies under it: as boxes round those
+  // shapes and glyphs (a pixel to spare, inside `r`), merged until they are disjoint. A shape
+  // wholly inside `r` that the veil dims to under half a level of 255 in every channel is left
+  // out (a faded picture behind a near-opaque veil). On llvmpipe a veil over a whole picture is a
+  // million pixels shaded; most of it lay over nothing. Needs set_view (else one box over `r`).
+  void veil(const Rect& r, glm::vec4 ground, float alpha);
   // Returns the width drawn (the widest line when it had to wrap).
   float text(std::string_view s, glm::vec2 baseline, float size, glm::vec4 color, Align a = Align::Left);
   // Fits the label inside `area` (centred vertically, aligned by `a`): smaller when it is too big
@@ -87,7 +96,10 @@ class Canvas {
   // Draws every layer under `cam`, leaving out what would not change a pixel: shapes and
   // glyphs wholly outside the view, shapes with nothing but transparent colours, and shapes and
   // glyphs wholly under the opaque inside of a box drawn after them (a panel over a faded
-  // picture). Counted in stats.left_out.
+  // picture). Counted in stats.left_out. A big shape partly under such a box is shaded only
+  // round it: its quad cut into the parts outside (ShapeInstance::part), each shading the same
+  // pixels it did, so that a faint layer the size of the picture under a panel does not shade
+  // the panel's pixels too.
   // `clips`: draw only inside these scissor boxes (ShapeBatch::flush).
   void flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips = nullptr);
   // Leaves out now what flush() would (so drawn() lists only what will be drawn); the next
@@ -119,6 +131,8 @@ class Canvas {
     Rect inside;
   };
   std::vector<Cover> covers_;  // kept between frames: no allocation a frame
+  std::vector<Rect> pieces_;   // veil(): kept between frames
+  std::vector<ShapeInstance> kept_;  // leave_out_unseen(): a layer's shapes after, kept between frames
   bool prepared_ = false;      // prepare() ran since the last flush
   const SdfFont* font_;
   TextView view_;

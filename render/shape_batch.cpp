@@ -14,6 +14,7 @@ ShapeKind kind_of(const ShapeInstance& s) { return static_cast<ShapeKind>(static
 }  // namespace
 
 Rect shape_bounds(const ShapeInstance& s, float wpp) {
+  if (s.part.z > s.part.x && kind_of(s) != ShapeKind::Segment) return {{s.part.x, s.part.y}, {s.part.z, s.part.w}};
   const float pad = wpp + s.params.w;  // as shape.vert grows the quad
   if (kind_of(s) == ShapeKind::Segment) {
     const glm::vec2 a{s.geom.x, s.geom.y}, b{s.geom.z, s.geom.w};
@@ -45,7 +46,7 @@ Rect opaque_interior(const ShapeInstance& s, float wpp) {
 }
 
 ShapeBatch::ShapeBatch(const ShapePrograms* programs)
-    : programs_(programs), quad_({-1, -1, 1, -1, -1, 1, 1, 1}, sizeof(ShapeInstance), 6) {}
+    : programs_(programs), quad_({-1, -1, 1, -1, -1, 1, 1, 1}, sizeof(ShapeInstance), 7) {}
 
 void ShapeBatch::flush(const Camera& cam, DrawStats& stats, const std::vector<glm::ivec4>* clips) {
   if (items_.empty()) return;

@@ -24,6 +24,9 @@ struct ShapeInstance {
   glm::vec4 params;  // x: corner radius (ring: inner radius), y: outline width, z: kind, w: glow width
   glm::vec4 extra;   // ring: start angle, sweep; segment: half width; box: hatch spacing, hatch width
   glm::vec4 hatch;   // box: hatch line colour; ring: the arc's start and end directions (cos, sin each)
+  // The part of the shape's quad to shade, world min.xy, max.xy (not for segments); all zero:
+  // the whole quad. Canvas::flush trims the part a later opaque box hides (Canvas::trim_hidden).
+  glm::vec4 part{0.0f};
 };
 
 enum class ShapeKind { Box = 0, Ring = 1, Segment = 2, Glow = 3 };

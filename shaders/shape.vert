@@ -13,6 +13,7 @@ layout(location = 3) in vec4 i_stroke;
 layout(location = 4) in vec4 i_params;
 layout(location = 5) in vec4 i_extra;
 layout(location = 6) in vec4 i_hatch;
+layout(location = 7) in vec4 i_part;  // world min.xy, max.xy of the quad to shade; zero: all of it
 
 uniform mat4 u_vp;
 uniform float u_wpp;  // world units per pixel
@@ -49,6 +50,10 @@ void main() {
     v_local = a_corner * (i_geom.zw + pad);
     v_half = i_geom.zw;
     pos = i_geom.xy + v_local;
+    if (i_part.z > i_part.x) {  // a part of the quad: the same distances where it is shaded
+      pos = mix(i_part.xy, i_part.zw, a_corner * 0.5 + 0.5);
+      v_local = pos - i_geom.xy;
+    }
   }
   v_world = pos;
   v_fill = i_fill;

@@ -220,7 +220,7 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
   Canvas& c = f.world;
   draw_field_behind(c, sc_.layout(), 0.05f, wpp, 2, {8, 9});
   // Veil the field around the four GPUs: the gauges and the numbers need a quiet ground.
-  c.box(sc_.frame(3.2f, below_ + 0.3f), with_alpha(palette::background, 0.9f));
+  c.veil(sc_.frame(3.2f, below_ + 0.3f), palette::background, 0.9f);
   story_pipeline_held_bytes_ready();  // queued before the step (a quick job): the walls come first
   if (!ready_step()) {
     // In the window, the step may still be measured on the job runner: the boxes, and a note.

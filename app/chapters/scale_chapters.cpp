@@ -33,7 +33,7 @@ void fits_note(Canvas& c, const ScaleBlock& b, const std::string& head, const Ra
   if (a <= 0.0f) return;
   Rect bl = b.block();
   glm::vec2 at{bl.min.x + 0.2f, bl.min.y - 0.55f};
-  c.box({{at.x - 0.3f, at.y - 1.0f}, {bl.max.x + 8.0f, at.y + 0.28f}}, with_alpha(palette::background, 0.85f * a));
+  c.veil({{at.x - 0.3f, at.y - 1.0f}, {bl.max.x + 8.0f, at.y + 0.28f}}, palette::background, 0.85f * a);
   draw_check(c, at, 0.2f, a, wpp);
   c.text(head, {at.x + 0.38f, at.y - 0.1f}, 0.3f, with_alpha(palette::text, a), Align::Left);
   std::string line = bytes ? "fullest GPU holds " + format_bytes(bytes->most()) + " of the toy GPU's " +
@@ -175,8 +175,8 @@ void WiderChapter::draw(const SceneFrame& f, const Camera& cam) {
   draw_gpu_count(c, b_, ScaleBlock::kStages * shown, 1.0f);
   Rect bl = b_.block();
   float note = phase(t, kFirstColumn + 6 * kColumnPitch, 0.6f);
-  c.box({{bl.max.x + 0.2f, bl.center().y - 0.45f}, {bl.max.x + 10.0f, bl.center().y + 0.6f}},
-        with_alpha(palette::background, 0.85f * note));
+  c.veil({{bl.max.x + 0.2f, bl.center().y - 0.45f}, {bl.max.x + 10.0f, bl.center().y + 0.6f}}, palette::background,
+         0.85f * note);
   c.text("one machine of 8 GPUs per stage · 64 experts a layer, 8 on each GPU", {bl.max.x + 0.35f, bl.center().y + 0.2f},
          0.24f, with_alpha(palette::text, note), Align::Left);
   c.text("the experts split eight ways inside every stage", {bl.max.x + 0.35f, bl.center().y - 0.2f}, 0.2f,

@@ -51,6 +51,12 @@ long FrameDamage::area() const {
   return a;
 }
 
+bool FrameDamage::reaches(const PixelBox& r) const {
+  for (const Tri& t : last_)  // update() swapped the frame's triangles there
+    if (!t.box.empty() && overlap(t.box, r)) return true;
+  return false;
+}
+
 void FrameDamage::collect(const ImDrawData& dd, int fb_h, const std::vector<DrawnBox>& own) {
   now_.assign(own.begin(), own.end());
   for (int l = 0; l < dd.CmdListsCount; ++l) {
@@ -191,7 +197,7 @@ void FrameDamage::merge() {
   rects_ = std::move(out);
 }
 
-ImDrawData* FrameDamage::clipped(const ImDrawData& dd) {
+ImDrawData* FrameDamage::clipped_to(const ImDrawData& dd, const std::vector<PixelBox>& rects) {
   while ((int)lists_.size() < dd.CmdListsCount) lists_.push_back(std::make_unique<ImDrawList>(nullptr));
   list_ptrs_.clear();
   int vtx = 0, idx = 0;
@@ -208,7 +214,7 @@ ImDrawData* FrameDamage::clipped(const ImDrawData& dd) {
         continue;
       }
       const PixelBox sc = scissor_of(cmd.ClipRect, h_);
-      for (const PixelBox& r : rects_) {
+      for (const PixelBox& r : rects) {
         const PixelBox c = cut(sc, r);
         if (c.empty()) continue;
         ImDrawCmd out = cmd;

@@ -66,9 +66,14 @@ class FrameDamage {
               const std::vector<DrawnBox>& own = {});
   const std::vector<PixelBox>& rects() const { return rects_; }
   long area() const;  // damaged pixels this frame
+  // Whether a triangle (or callback) of the frame given to the last update() may cover a pixel
+  // of `r`: a pixel to spare round each, as for the damage.
+  bool reaches(const PixelBox& r) const;
   // A draw list per list of `dd`, holding for each damage rectangle the commands and triangles
   // that touch it, scissored to it. Valid until the next call.
-  ImDrawData* clipped(const ImDrawData& dd);
+  ImDrawData* clipped(const ImDrawData& dd) { return clipped_to(dd, rects_); }
+  // The same for other disjoint rectangles (`dd` is the frame given to the last update()).
+  ImDrawData* clipped_to(const ImDrawData& dd, const std::vector<PixelBox>& rects);
 
  private:
   using Tri = DrawnBox;  // an ImGui triangle: the pixels it may cover, inside its scissor

@@ -13,12 +13,13 @@
 // (its index, in 60ths of a second of chapter time).
 //
 //   build/bench/bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log]
-//       [--prepared] [--field-png DIR]
+//       [--prepared] [--whole-panels] [--field-png DIR]
 // --chapter plays one chapter only; --log prints every frame's times (to find a hitch);
 // --prepared lets each chapter's background jobs (a measured run, the router's pick) finish
 // before its frames are timed, which tells the drawing's cost from the jobs' (the process
 // CPU clock counts the job runner's thread too); --field-png writes the field's last frame at
-// each size to DIR/field-CELLS.png, to look at what was timed.
+// each size to DIR/field-CELLS.png, to look at what was timed; --whole-panels clears every
+// story frame and draws its panels whole, as before the panels were kept (app/ui/panel_backdrop.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   std::string only;
   bool log = false;  // every frame's times, one line each
   bool prepared = false;  // wait for a chapter's background jobs before timing it
+  bool whole_panels = false;  // no kept panels: every frame cleared and its panels drawn (the old way)
   std::string field_png;  // a folder for the field's pictures
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::max(1, std::atoi(argv[++i]));
@@ -62,9 +64,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--chapter") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--log")) log = true;
     else if (!std::strcmp(argv[i], "--prepared")) prepared = true;
+    else if (!std::strcmp(argv[i], "--whole-panels")) whole_panels = true;
     else if (!std::strcmp(argv[i], "--field-png") && i + 1 < argc) field_png = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log] [--prepared] [--field-png DIR]\n");
+      std::fprintf(stderr, "usage: bench_render [--frames N] [--size WxH] [--no-story] [--no-field] [--chapter ID] [--log] [--prepared] [--whole-panels] [--field-png DIR]\n");
       return 2;
     }
   }
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
       ImGui::CreateContext();
       {
         app::App a(assets, true, true, 1.0f, 0);
+        a.set_panel_backdrop(!whole_panels);
         std::printf("\nstory chapters, %dx%d with panels (60 fps = 16.7 ms a frame)\n", W, H);
         std::printf("%-14s %6s %7s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %5s\n", "chapter", "frames", "arrive",
                     "wall ms", "worst", "cpu ms", "worst", "thread", "worst", "raster", "worst", "jobs", "at", "shapes",

@@ -173,3 +173,81 @@ TEST(Primitives, MissingShaderOrFontIsNamed) {
   nofont.font = "/no/such/font.otf";
   EXPECT_THROW(Renderer r(nofont), Error);
 }
+
+// A veil (Canvas::veil) draws what one translucent box of the ground's colour over the same
+// rectangle draws, to a level of 255 (a pixel of bare ground comes out the ground either way,
+// up to the blend's rounding): shapes half in and half out of it, a hatched box, an arc, text on
+// a layer under it, and text on its own layer, drawn after it and not dimmed. A faint shape
+// wholly inside it is left out.
+TEST(Primitives, VeilDimsWhatLiesUnderItAsOneBoxWould) {
+  Gl gl;
+  const glm::vec4 ground = palette::background;
+  const Rect veil{{60, 40}, {340, 260}};
+  auto scene = [&](bool as_veil) {
+    gl.fb.bind();
+    gl.r.begin(0, 0, W, H, ground);
+    gl.r.set_text_rule(gl.cam(), 0.0f);
+    Canvas& c = gl.r.world();
+    c.set_layer(0);
+    c.text("under", {70, 200}, 30, palette::text);
+    c.set_layer(1);
+    c.box({{20, 20}, {120, 120}}, palette::lit, 8, palette::text, 3);  // across the veil's corner
+    c.hatched({{150, 60}, {250, 160}}, palette::chip_body, palette::weights, 10, 2, 6);
+    c.ring({300, 220}, 50, 10, palette::forward, 0.3f, 2.0f);  // out past the top right
+    c.box({{200, 180}, {240, 220}}, with_alpha(palette::chip_off, 0.02f));  // faint, inside
+    c.line({10, 280}, {390, 10}, 6, palette::backward);
+    if (as_veil) c.veil(veil, ground, 0.9f);
+    else c.box(veil, with_alpha(ground, 0.9f));
+    c.text("over", {200, 90}, 30, palette::text);  // layer 1's text: after the veil
+    gl.r.end(gl.cam());
+    return std::make_pair(gl.fb.read_rgba(), gl.r.stats().left_out);
+  };
+  const auto [boxed, boxed_out] = scene(false);
+  const auto [veiled, veiled_out] = scene(true);
+  int most = 0, differ = 0;
+  for (std::size_t i = 0; i < boxed.size(); ++i) {
+    const int d = std::abs(int(boxed[i]) - int(veiled[i]));
+    most = std::max(most, d);
+    differ += d > 0;
+  }
+  EXPECT_LE(most, 1) << differ << " channels differ";
+  EXPECT_EQ(veiled_out, boxed_out + 1) << "the faint box inside the veil is left out";
+  // The picture did draw: the line is bright outside the veil and dim under it.
+  const Image im{W, H, &veiled};
+  EXPECT_GT(at(im, 30, 266).r, 150);
+  EXPECT_LT(at(im, 200, 145).r, 60);
+  EXPECT_GT(at(im, 200, 145).r, at(im, 320, 120).r) << "under the veil the line still shows a little over the ground";
+}
+
+// A big shape partly under a later opaque box is shaded only round it (Canvas::flush cuts its
+// quad into the parts outside): the picture is the one drawn when the box is not quite opaque
+// (alpha 0.999, so nothing is cut), to a level of 255, for boxes with outlines, hatching, a
+// ring, a glow and a box under the panel's corner only; and the cut did happen.
+TEST(Primitives, ShapesPartlyUnderAnOpaqueBoxAreCutRoundItWithTheSamePixels) {
+  Gl gl;
+  auto scene = [&](float panel_alpha) {
+    gl.fb.bind();
+    gl.r.begin(0, 0, W, H, {0, 0, 0, 1});
+    gl.r.set_text_rule(gl.cam(), 0.0f);
+    Canvas& c = gl.r.world();
+    c.box({{5, 5}, {395, 295}}, with_alpha(palette::weights, 0.1f), 20, with_alpha(palette::text, 0.2f), 3);
+    c.hatched({{30, 100}, {370, 200}}, with_alpha(palette::chip_body, 0.5f), palette::weights, 12, 2, 6);
+    c.ring({200, 150}, 140, 20, with_alpha(palette::forward, 0.6f));
+    c.glow({{100, 60}, {300, 240}}, with_alpha(palette::lit, 0.3f), 10, 30);
+    c.box({{230, 170}, {390, 290}}, with_alpha(palette::backward, 0.4f), 8);  // under a corner only
+    c.set_layer(1);
+    c.box({{80, 70}, {320, 230}}, with_alpha(palette::chip_body, panel_alpha), 10, palette::text, 2);
+    gl.r.end(gl.cam());
+    return std::make_pair(gl.fb.read_rgba(), gl.r.stats().instances);
+  };
+  const auto [whole, whole_n] = scene(0.999f);
+  const auto [cut, cut_n] = scene(1.0f);
+  int most = 0, differ = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const int d = std::abs(int(whole[i]) - int(cut[i]));
+    most = std::max(most, d);
+    differ += d > 0;
+  }
+  EXPECT_LE(most, 1) << differ << " channels differ";
+  EXPECT_GT(cut_n, whole_n) << "the shapes under the panel were cut into parts round it";
+}
