@@ -19,6 +19,8 @@
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
 #include "trainer/dist/launch_env.h"
+#include "trainer/dist/rendezvous.h"
+#include "trainer/dist/socket_comm.h"
 #include "trainer/io/chrome_trace.h"
 #include "trainer/error.h"
 #include "trainer/parallel/parallel_trainer.h"
@@ -453,13 +455,47 @@ struct StepTrace {
   int step;
 };
 
-int train_parallel(const TrainArgs& a, const std::string& note) {
+// How long a process of a multi-process run waits for another before it gives up with one
+// line: ONEGPU_DIST_TIMEOUT seconds (default 60; the slowest rank's start-up must fit in it).
+double dist_timeout() {
+  const char* v = std::getenv("ONEGPU_DIST_TIMEOUT");
+  if (!v) return 60.0;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (!*v || *end || !(s > 0 && s <= 86400))
+    throw Error(std::string("ONEGPU_DIST_TIMEOUT must be seconds from 0 to 86400 (got '") + text::printable(v) + "')");
+  return s;
+}
+
+// One process per rank (started by torchrun or mpirun): the split they share must have one
+// rank per process. Checked before anything is built or any peer is waited for.
+void check_process_split(const TrainArgs& a, const trainer::LaunchEnv& le) {
+  const std::string who = "started by " + le.launcher + " as rank " + std::to_string(le.rank) + " of " + std::to_string(le.world);
+  if (!a.parallel)
+    throw Error(who + ": give the split the processes share, one rank each (e.g. --dp " + std::to_string(le.world) + ")");
+  if (a.pp * a.dp != le.world)
+    throw Error(who + ": the split has --pp " + std::to_string(a.pp) + " × --dp " + std::to_string(a.dp) + " = " +
+                std::to_string(a.pp * a.dp) + " ranks; one process a rank needs " + std::to_string(le.world));
+}
+
+int train_parallel(const TrainArgs& a, const std::string& note, const trainer::LaunchEnv& le) {
   trainer::ModelConfig mc = trainer::model_preset(a.model);
   trainer::ParallelOptions o = parallel_options(a);
   // The split is checked before the corpus and tokenizer are built: a bad config fails fast,
   // in one line (the note on what was picked comes after, when it is worth reading).
   trainer::parallel_run_config(mc, o);
-  {
+  // One process per rank: this process is one rank; only rank 0 speaks and writes.
+  const bool processes = le.world > 1, speaks = le.rank == 0;
+  std::unique_ptr<trainer::Rendezvous> rv;
+  std::unique_ptr<trainer::SocketComm> comm;
+  if (processes) {
+    trainer::check_process_options(o);
+    const double timeout = dist_timeout();
+    rv = std::make_unique<trainer::Rendezvous>(le, timeout);
+    comm = std::make_unique<trainer::SocketComm>(*rv, timeout);
+    o.comm = comm.get();
+  }
+  if (!processes) {
     // All ranks live in this process: dp replicas of the dense weights, dp/ep of the experts,
     // and (at worst, GPipe) every text of the global batch in flight at once.
     const auto pb = trainer::param_breakdown(mc);
@@ -470,7 +506,7 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
                                     "--batch " + std::to_string(a.batch) + " over " + std::to_string(a.pp * a.dp) + " ranks",
                                     "use a smaller --batch, --seq or --dp");
   }
-  if (!note.empty()) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
+  if (!note.empty() && speaks) std::fprintf(stderr, "onegpu train: %s\n", note.c_str());
   trainer::Corpus corpus = training_corpus(a.corpus);
   trainer::BpeTokenizer tok = trainer::BpeTokenizer::train(corpus.train);
   mc.vocab = (int)tok.vocab_size();
@@ -478,22 +514,23 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
   const trainer::TokenDataset heldout = trainer::TokenDataset::build(tok, corpus.heldout);
   trainer::ParallelTrainer t(mc, o, data);
   const int S = a.seq > 0 ? a.seq : mc.seq_len;
-  std::fprintf(stderr, "model %s split over %d ranks (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link%s); %d texts of %d tokens a step\n",
-               mc.name.c_str(), t.world(), a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(),
-               a.zero == 1 ? ", ZeRO-1" : "", a.batch, S);
+  if (speaks)
+    std::fprintf(stderr, "model %s split over %d ranks%s (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link%s); %d texts of %d tokens a step\n",
+                 mc.name.c_str(), t.world(), processes ? (", one process each over " + le.launcher + "'s sockets").c_str() : "",
+                 a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(), a.zero == 1 ? ", ZeRO-1" : "", a.batch, S);
   std::unique_ptr<trainer::JsonlLog> log;
-  if (!a.log.empty()) log = std::make_unique<trainer::JsonlLog>(a.log);
+  if (!a.log.empty() && speaks) log = std::make_unique<trainer::JsonlLog>(a.log);
   const int last = a.stop_at > 0 ? a.stop_at : a.steps;
   trainer::ParallelStepResult r;
   std::deque<StepTrace> traced;
   std::size_t traced_ops = 0;
   bool trimmed = false;
   {
-    Progress progress(a.quiet, t.steps_done(), last, (double)a.batch * S);
+    Progress progress(a.quiet || !speaks, t.steps_done(), last, (double)a.batch * S);
     while (t.steps_done() < last) {
       r = t.step();
       if (log) log->write(step_json(t, r));
-      if (!a.trace.empty()) {
+      if (!a.trace.empty() && speaks) {
         traced.push_back({&t.plan(), t.timeline(), t.memory_events(), r.step});
         traced_ops += t.plan().ops.size();
         // Keep the last trace_steps steps, and no more ops than a viewer opens (the last always).
@@ -508,6 +545,9 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
       progress.step(r.step, r.loss, bubble);
     }
   }
+  // Every process takes part in gathering the weights; only rank 0 speaks.
+  const double held = trainer::heldout_loss(mc, t.master_weights(), heldout);
+  if (!speaks) return 0;
   if (!a.trace.empty()) {
     std::vector<trainer::TraceStep> steps;
     for (const auto& s : traced) steps.push_back({s.plan, &s.timeline, s.memory, s.step});
@@ -517,8 +557,7 @@ int train_parallel(const TrainArgs& a, const std::string& note) {
                  s0 == s1 ? "" : ("-" + std::to_string(s1)).c_str(), trimmed ? ", the last ones kept" : "");
   }
   std::printf("loss %.4f at step %d on %d ranks\n", r.loss, t.steps_done(), t.world());
-  // The split model's weights, gathered, evaluated as a one-rank run evaluates its own.
-  const double held = trainer::heldout_loss(mc, t.master_weights(), heldout);
+  // The split model's weights, gathered (above), evaluated as a one-rank run evaluates its own.
   std::printf("held-out loss %.4f after %d steps\n", held, t.steps_done());
   return 0;
 }
@@ -537,12 +576,11 @@ int train_main(int argc, char** argv) {
     if (!a.log.empty()) trainer::files::check_output(a.log, "--log", /*stream=*/true);
     // auto becomes cpu or cuda here; cuda with no GPU is one line and exit 2 (guarded).
     a.device = trainer::resolve_device(a.device);
-    // Started by mpirun or torchrun as one of several processes: say so rather than train the
-    // same run in each (a bad launcher variable is one line too: trainer/dist/launch_env.h).
-    if (const trainer::LaunchEnv le = trainer::launch_env(); le.world > 1)
-      throw Error("started by " + le.launcher + " as rank " + std::to_string(le.rank) + " of " + std::to_string(le.world) +
-                  ": one process per GPU is not built yet; start one process (--dp/--ep/--pp split it into virtual ranks)");
-    if (a.parallel) return train_parallel(a, note);
+    // Started by mpirun or torchrun as one of several processes: each runs its own rank of the
+    // split (a bad launcher variable is one line too: trainer/dist/launch_env.h).
+    const trainer::LaunchEnv le = trainer::launch_env();
+    if (le.world > 1) check_process_split(a, le);
+    if (a.parallel) return train_parallel(a, note, le);
     trainer::Corpus corpus = training_corpus(a.corpus);
     std::unique_ptr<trainer::Trainer> t;
     std::unique_ptr<trainer::JsonlLog> log;

@@ -114,5 +114,19 @@ void NcclComm::group(const std::function<void()>& fn) {
   check(lib_, lib_.group_end(), "group end");
 }
 
+void NcclTransport::all_reduce_sum(float* data, std::int64_t n, std::span<const int> members) {
+  if ((int)members.size() != world())
+    throw Error("NCCL: an all-reduce over " + std::to_string(members.size()) + " of " + std::to_string(world()) +
+                " ranks needs a communicator of its own (not built)");
+  c_.all_reduce_sum(data, n, stream_);
+}
+
+void NcclTransport::flush() {
+  if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)) != cudaSuccess) {
+    cudaGetLastError();
+    throw Error("NCCL: rank " + std::to_string(rank()) + "'s stream failed while its transfers ran");
+  }
+}
+
 }  // namespace onegpu::trainer
 #endif  // ONEGPU_HAVE_CUDA

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 
+#include "trainer/dist/comm.h"
 #include "trainer/dist/rendezvous.h"
 
 namespace onegpu::trainer {
@@ -46,6 +47,28 @@ class NcclComm {
   const Lib& lib_;
   void* comm_ = nullptr;  // ncclComm_t
   int rank_ = 0, world_ = 1;
+};
+
+// NcclComm behind the transport seam (trainer/dist/comm.h), its calls queued on one stream:
+// what a process per GPU would hand ParallelOptions::comm. Not yet wired there: the trainer's
+// per-process path runs CPU ranks only, and its small host-side exchanges (a step's losses,
+// all_gather_bytes) need host memory, which NCCL does not take. All-reduce over the whole world
+// only (a dp group inside a pipeline needs a communicator of its own, ncclCommSplit: not built).
+// Never run on a GPU.
+class NcclTransport final : public Comm {
+ public:
+  NcclTransport(NcclComm& c, void* stream) : c_(c), stream_(stream) {}
+  int rank() const override { return c_.rank(); }
+  int world() const override { return c_.world(); }
+  void all_reduce_sum(float* data, std::int64_t n, std::span<const int> members) override;
+  void send(const void* data, std::size_t bytes, int peer) override { c_.send(data, bytes, peer, stream_); }
+  void recv(void* data, std::size_t bytes, int peer) override { c_.recv(data, bytes, peer, stream_); }
+  void group(const std::function<void()>& fn) override { c_.group(fn); }
+  void flush() override;  // waits for the stream
+
+ private:
+  NcclComm& c_;
+  void* stream_;
 };
 
 }  // namespace onegpu::trainer

@@ -204,6 +204,18 @@ void Rendezvous::connect() {
 
 Rendezvous::~Rendezvous() { close_all(); }
 
+std::string Rendezvous::local_host() const {
+  if (env_.rank == 0 || peers_.empty()) return env_.master_addr;
+  sockaddr_storage a{};
+  socklen_t n = sizeof a;
+  char host[INET6_ADDRSTRLEN] = {};
+  if (::getsockname(peers_[0], reinterpret_cast<sockaddr*>(&a), &n) != 0) return env_.master_addr;
+  const void* ip = a.ss_family == AF_INET6 ? (const void*)&reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr
+                                           : (const void*)&reinterpret_cast<sockaddr_in*>(&a)->sin_addr;
+  if (!inet_ntop(a.ss_family, ip, host, sizeof host)) return env_.master_addr;
+  return host;
+}
+
 void Rendezvous::close_all() {
   for (int fd : peers_)
     if (fd >= 0) ::close(fd);

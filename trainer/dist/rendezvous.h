@@ -9,6 +9,7 @@
 // ("rendezvous: rank 0 heard from 2 of 3 ranks within 5 s (missing: 2) at 127.0.0.1:29500").
 // Not for bulk data: tensors go through NCCL.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "trainer/dist/launch_env.h"
@@ -30,6 +31,10 @@ class Rendezvous {
 
   int rank() const { return env_.rank; }
   int world() const { return env_.world; }
+  double timeout_s() const { return timeout_s_; }
+  // The address other ranks can reach this process at: MASTER_ADDR on rank 0; elsewhere this
+  // end of the connection to rank 0 (numeric), the interface that routes to the others.
+  std::string local_host() const;
 
  private:
   void connect();

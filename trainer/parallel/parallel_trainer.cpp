@@ -18,6 +18,7 @@
 #include "trainer/ops/start_threads.h"
 #include "trainer/io/safetensors.h"
 #include "trainer/device.h"
+#include "trainer/dist/comm.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/parallel/expert_grad_rows.h"
 #include "trainer/parallel/weight_cache.h"
@@ -35,6 +36,7 @@ namespace onegpu::trainer {
 //   Rank helpers      a rank's microbatches, events and probes, routes
 //   Ops of a rank     the runner: forward, backward (B and W), send, receive, update
 //   Collectives       all-reduce, broadcast, reduce-scatter, all-gather, all-to-all (phases)
+//   One process       a rank's program run alone, its collectives and hand-offs through Comm
 //   A step            begin(): the batch and fresh state; finish(): AdamW and the record
 //   Public API        ParallelTrainer's methods
 //   Checkpoints       the unsharded layout: gather and scatter, save, load, replicas_agree
@@ -70,6 +72,14 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
   z.embedding_params = (std::int64_t)m.vocab * D;
   z.head_params = D + D * m.vocab;
   return c;
+}
+
+void check_process_options(const ParallelOptions& o) {
+  const std::string why = o.device != "cpu"          ? "ranks on a " + o.device + " device"
+                          : o.zero == 1 && o.dp > 1  ? "ZeRO-1"
+                          : o.separate_first_copy    ? "separate first copies"
+                                                     : "";
+  if (!why.empty()) throw Error("one process per rank does not run " + why + " yet");
 }
 
 // [SECTION] Free helpers
@@ -187,12 +197,20 @@ struct ParallelTrainer::Impl final : OpRunner {
       std::fprintf(stderr, "[parallel] %s %.2f s\n", what, std::chrono::duration<double>(now - tp).count());
       tp = now;
     };
+    if (opt.comm) check_process_options(opt);
     steady_plan = std::make_unique<Plan>(compile_plan(rc));
     if (opt.broadcast_first_step) first_plan = std::make_unique<Plan>(compile_plan(rc, PlanOptions{.broadcast_model = true}));
 
     const Layout& L = steady_plan->layout;
     const int world = L.world();
     ranks.resize((std::size_t)world);
+    if (opt.comm) {
+      if (opt.comm->world() != world)
+        throw Error("the split has " + std::to_string(world) + " ranks (pp × dp = " + std::to_string(rc.pp) + " × " +
+                    std::to_string(rc.dp) + ") but the run has " + std::to_string(opt.comm->world()) + " processes");
+      me = opt.comm->rank();
+      for (int r = 0; r < world; ++r) ranks[(std::size_t)r].coord = L.coord(r);  // others: who they are, no state
+    }
     {
       MemoryTracker init_tracker;  // the whole model, once, to share out
       lap("plans");
@@ -233,16 +251,21 @@ struct ParallelTrainer::Impl final : OpRunner {
         R.model = std::make_unique<Model>(mc, *R.backend, *R.tracker, std::move(P));
         if (zero1()) shard_optimizer(r);  // each rank's pieces from the initial weights
       };
-      if (opt.device == "cpu" && !opt.make_backend)
+      if (opt.comm)
+        build(me);
+      else if (opt.device == "cpu" && !opt.make_backend)
         for_ranks(world, build);
       else  // a device's backends (streams, cuBLAS handles) are made one at a time
         for (int r = 0; r < world; ++r) build(r);
-      device_ranks = ranks.front().backend->timed_on_device();
+      device_ranks = rank(opt.comm ? me : 0).backend->timed_on_device();
     }
     if (shares_from_setup()) share_replica_state();  // else from the second step (separate_first_copy)
     attach_weight_caches();
-    for_ranks(world, [&](int r) { populate_arrays(r); });
+    for_ranks(world, [&](int r) {
+      if (here(r)) populate_arrays(r);
+    });
     lap("shards");
+    if (opt.comm) return;  // no engine: run_program() runs this rank's program
     const int workers = opt.workers;
     EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
     steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
@@ -385,7 +408,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   // keeps its own pieces instead.
   bool shared_state = false;
   int replica_owner(int r) const { return layout().expert_group(r).front(); }
-  bool shares_replicas() const { return !zero1() && rc.dp / rc.ep >= 2; }
+  bool shares_replicas() const { return !opt.comm && !zero1() && rc.dp / rc.ep >= 2; }
   // ParallelOptions::separate_first_copy: every member keeps arrays of its own through the first
   // step, so its broadcasts really fill them and a reader can compare the members after it.
   bool shares_from_setup() const { return shares_replicas() && !opt.separate_first_copy; }
@@ -421,7 +444,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (int r = 0; r < (int)ranks.size(); ++r) {
       Rank& R = rank(r);
       auto* cpu = dynamic_cast<CpuBackend*>(R.backend.get());
-      if (!cpu) continue;
+      if (!cpu) continue;  // a device's, or a rank of another process
       std::unique_ptr<WeightCache>& c = weight_caches[(std::size_t)replica_owner(r)];
       if (!c) c = std::make_unique<WeightCache>();
       R.model->set_wide_weights(c.get());
@@ -604,13 +627,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         Wire& w = wires[op.id];
         w.data = floats(*R.tracker, MemCategory::Communication, src.size());
         R.backend->copy(src.data(), w.data.data(), (std::int64_t)src.size());
-        if (op.payload == Payload::Activation) {
-          st.x = {};  // the next stage continues the residual stream
-        } else if (split_w()) {
-          st.dx = {};  // the weight part (W) still needs the rest
-        } else {
-          end_state(R, c, mb);
-        }
+        sent(R, op, st);
         break;
       }
       case OpKind::Recv: {
@@ -643,6 +660,17 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
     if (op.is_compute()) memory_event(R, op, ctx);
     if (device_ranks && op.is_compute()) R.backend->mark_end(op.id);
+  }
+
+  // What a rank lets go of once its Send has the data.
+  void sent(Rank& R, const Op& op, MicrobatchState& st) {
+    if (op.payload == Payload::Activation) {
+      st.x = {};  // the next stage continues the residual stream
+    } else if (split_w()) {
+      st.dx = {};  // the weight part (W) still needs the rest
+    } else {
+      end_state(R, op.chunk, op.microbatch);
+    }
   }
 
   void forward(Rank& R, const Op& op, const OpContext& ctx) {
@@ -1102,6 +1130,291 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
+  // [SECTION] One process per rank (ParallelOptions::comm)
+  int me = 0;  // this process's rank
+  bool here(int r) const { return !opt.comm || r == me; }
+  bool stepping = false;  // a step is begun (the engines' `current` when there is one)
+
+  // This rank's program in order, the wall time of each op (seconds from the step's start)
+  // into the timeline; the other ranks' times come in gather_times().
+  void run_program() {
+    const Plan& plan = *last_plan;
+    last_timeline = Timeline{};
+    last_timeline.ops.assign(plan.ops.size(), OpTime{});
+    const auto start = std::chrono::steady_clock::now();
+    auto at = [&](std::chrono::steady_clock::time_point t) { return std::chrono::duration<double>(t - start).count(); };
+    OpContext ctx{plan, 0, step_, 0.0, opt.events};
+    Rank& R = rank(me);
+    for (std::uint32_t id : plan.programs[(std::size_t)me]) {
+      const Op& op = plan.op(id);
+      const auto t0 = std::chrono::steady_clock::now();
+      ctx.virtual_begin = at(t0);
+      if (op.is_collective()) {
+        const Collective& col = plan.collectives[(std::size_t)op.collective];
+        if (col.kind == OpKind::AllReduce)
+          all_reduce_across(col, op);
+        else if (col.kind == OpKind::Broadcast)
+          broadcast_across(col, op);
+        else if (col.kind == OpKind::AllToAll)
+          all_to_all_across(col, op);
+        else
+          throw Error("one process per rank: no " + std::string(to_string(col.kind)) + " yet");
+      } else if (op.kind == OpKind::Send) {
+        MicrobatchState& st = state(R, op.chunk, op.microbatch);
+        const Buffer<float>& src = op.payload == Payload::Activation ? st.x : st.dx;
+        const Charge out(*R.tracker, MemCategory::Communication, src.size() * sizeof(float));
+        opt.comm->send(src.data(), src.size() * sizeof(float), op.peer);
+        sent(R, op, st);
+      } else if (op.kind == OpKind::Recv) {
+        if (op.payload == Payload::Activation) start_state(R, op.chunk, op.microbatch);
+        MicrobatchState& st = state(R, op.chunk, op.microbatch);
+        const std::size_t n = (std::size_t)st.T * mc.d_model;
+        const Charge in = received(*R.tracker, n);
+        Buffer<float> dst = floats(*R.tracker, MemCategory::Activations, n);
+        opt.comm->recv(dst.data(), n * sizeof(float), op.peer);
+        (op.payload == Payload::Activation ? st.x : st.dx) = std::move(dst);
+      } else {
+        run(op, ctx);
+      }
+      OpTime& t = last_timeline.ops[id];
+      const auto t1 = std::chrono::steady_clock::now();
+      t.ready = t.begin = at(t0);
+      t.end = at(t1);
+      t.measured_s = t.end - t.begin;
+      t.wall_begin_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count();
+      t.wall_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1.time_since_epoch()).count();
+    }
+    opt.comm->flush();
+  }
+
+  // A pair of ranks' messages arrive in the order the sender sent them, so every Recv of this
+  // rank must come in its program in the order its peer's Sends come in the peer's. Every
+  // schedule's plan keeps that order (for each pair); should one not, this says so before the
+  // step runs instead of handing a microbatch another's hidden states.
+  void check_hand_off_order() const {
+    const Plan& plan = *last_plan;
+    std::map<int, std::vector<std::int32_t>> sent, taken;  // peer -> Send op ids, its order / mine
+    for (int p = 0; p < (int)ranks.size(); ++p)
+      for (std::uint32_t id : plan.programs[(std::size_t)p])
+        if (plan.op(id).kind == OpKind::Send && plan.op(id).peer == me) sent[p].push_back((std::int32_t)id);
+    for (std::uint32_t id : plan.programs[(std::size_t)me])
+      if (plan.op(id).kind == OpKind::Recv) taken[plan.op(id).peer].push_back(plan.op(id).match);
+    if (sent != taken)
+      throw Error("one process per rank: rank " + std::to_string(me) + " would receive its hand-offs in another order than they are sent (" +
+                  std::string(to_string(rc.schedule)) + ")");
+  }
+
+  // The sum over the members through the transport, range by range as all_reduce() takes it
+  // (each element's sum is the same whatever the ranges).
+  void all_reduce_across(const Collective& col, const Op& op) {
+    Rank& R = rank(me);
+    ParamStore& P = R.model->params();
+    for (const auto& [off, n] : ranges(P, col.group, op.chunk, op.layer_begin, op.layer_end)) {
+      const Charge out(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(float));
+      opt.comm->all_reduce_sum(P.grads.data() + off, n, col.ranks);
+    }
+  }
+
+  // The root's master and bf16 weights to every other member (first step).
+  void broadcast_across(const Collective& col, const Op& op) {
+    Rank& R = rank(me);
+    ParamStore& P = R.model->params();
+    const int root = col.ranks.front();
+    const Ranges rg = ranges(P, col.group, op.chunk, op.layer_begin, op.layer_end);
+    opt.comm->group([&] {
+      for (const auto& [off, n] : rg) {
+        if (me == root) {
+          for (std::size_t i = 1; i < col.ranks.size(); ++i) {
+            opt.comm->send(P.master.data() + off, (std::size_t)n * sizeof(float), col.ranks[i]);
+            opt.comm->send(P.weights.data() + off, (std::size_t)n * sizeof(bf16), col.ranks[i]);
+          }
+        } else {
+          const Charge in = received(*R.tracker, (std::size_t)n);
+          opt.comm->recv(P.master.data() + off, (std::size_t)n * sizeof(float), root);
+          opt.comm->recv(P.weights.data() + off, (std::size_t)n * sizeof(bf16), root);
+        }
+      }
+    });
+  }
+
+  // The all-to-all of one layer and microbatch as grouped sends and receives: what
+  // all_to_all() copies between members, each member sending its own pieces and receiving
+  // its own, in the same row layout (so the experts' sums, and all after, are bitwise theirs).
+  void all_to_all_across(const Collective& col, const Op& op) {
+    const int l = op.layer_begin, mb = op.microbatch, per = rc.experts_per_rank(), D = mc.d_model;
+    const std::size_t m = col.ranks.size();
+    const std::size_t self = (std::size_t)(std::find(col.ranks.begin(), col.ranks.end(), me) - col.ranks.begin());
+    Rank& R = rank(me);
+    if (R.coord.ep != (int)self) throw Error("all-to-all: member order is not the expert-slice order");
+    MicrobatchState& st = state(R, op.chunk, mb);
+    auto peer = [&](std::size_t i) { return col.ranks[i]; };
+    auto floats_of = [&](int rows) { return (std::size_t)rows * (std::size_t)D * sizeof(float); };
+    // Rows (token member i, local expert e) hold in the expert member's packed rows.
+    auto rows_from = [&](const ExpertWork& w, std::size_t i, int e) {
+      const int a = w.at[i * (std::size_t)per + (std::size_t)e];
+      const int b = i + 1 < m ? w.at[(i + 1) * (std::size_t)per + (std::size_t)e] : w.offsets[(std::size_t)e + 1];
+      return std::pair<int, int>{a, b - a};
+    };
+    // As a token member: my rows for member j's experts, from/to `tok`; as an expert member:
+    // member i's rows in my packed `exp`. to_experts: tokens' rows go to the expert members.
+    auto exchange = [&](bool to_experts, float* tok, float* exp) {
+      const ExpertWork& w = R.work.at({l, mb});
+      opt.comm->group([&] {
+        for (std::size_t j = 0; j < m; ++j)
+          for (int e = 0; e < per; ++e) {
+            const Piece p = piece(st, l, (int)j, e);
+            if (p.n == 0) continue;
+            float* t = tok + (std::size_t)p.first * D;
+            if (j == self) {  // my own rows for my own experts
+              const auto [at, n] = rows_from(w, self, e);
+              (void)n;
+              float* x = exp + (std::size_t)at * D;
+              std::copy_n(to_experts ? t : x, (std::size_t)p.n * D, to_experts ? x : t);
+            } else if (to_experts) {
+              opt.comm->send(t, floats_of(p.n), peer(j));
+            } else {
+              opt.comm->recv(t, floats_of(p.n), peer(j));
+            }
+          }
+        for (std::size_t i = 0; i < m; ++i)
+          for (int e = 0; e < per && i != self; ++e) {
+            const auto [at, n] = rows_from(w, i, e);
+            if (n == 0) continue;
+            float* x = exp + (std::size_t)at * D;
+            if (to_experts)
+              opt.comm->recv(x, floats_of(n), peer(i));
+            else
+              opt.comm->send(x, floats_of(n), peer(i));
+          }
+      });
+    };
+    switch (op.phase) {
+      case AllToAllPhase::DispatchFwd: {
+        // How many rows each member sends each of my experts, then the rows.
+        std::vector<std::int32_t> mine(m * (std::size_t)per), theirs(m * (std::size_t)per);
+        for (std::size_t j = 0; j < m; ++j)
+          for (int e = 0; e < per; ++e) mine[j * (std::size_t)per + (std::size_t)e] = piece(st, l, (int)j, e).n;
+        opt.comm->group([&] {
+          for (std::size_t j = 0; j < m; ++j)
+            if (j != self) opt.comm->send(mine.data() + j * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(j));
+          for (std::size_t i = 0; i < m; ++i)
+            if (i != self) opt.comm->recv(theirs.data() + i * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(i));
+        });
+        std::copy_n(mine.data() + self * (std::size_t)per, per, theirs.data() + self * (std::size_t)per);
+        ExpertWork w;
+        w.offsets.assign((std::size_t)per + 1, 0);
+        w.at.assign(m * (std::size_t)per, 0);
+        int total = 0;
+        for (int e = 0; e < per; ++e) {
+          for (std::size_t i = 0; i < m; ++i) {
+            w.at[i * (std::size_t)per + (std::size_t)e] = total;
+            total += theirs[i * (std::size_t)per + (std::size_t)e];
+          }
+          w.offsets[(std::size_t)e + 1] = total;
+        }
+        const Charge in = received(*R.tracker, (std::size_t)total * D);
+        w.cache.xe = floats(*R.tracker, MemCategory::Activations, (std::size_t)total * D);
+        R.work[{l, mb}] = std::move(w);
+        ExpertWork& kept = R.work.at({l, mb});
+        exchange(true, st.layers[(std::size_t)l].experts.xe.data(), kept.cache.xe.data());
+        for (std::size_t j = 0; j < m; ++j) {
+          const int sent = rows_for(st, l, (int)j).n();
+          if (j != self && sent > 0) {
+            std::lock_guard<std::mutex> lock(rows_mu);
+            rows_away[(std::size_t)me][(std::size_t)l] += sent;
+            R.sent_to[{l, peer(j)}] += sent;
+          }
+        }
+        st.layers[(std::size_t)l].experts.xe = {};  // sent
+        break;
+      }
+      case AllToAllPhase::CombineFwd: {
+        ExpertWork& w = R.work.at({l, mb});
+        const std::size_t n = (std::size_t)st.T * mc.top_k * D;
+        const Charge in = received(*R.tracker, n);
+        Buffer<float> y = floats(*R.tracker, MemCategory::Activations, n);
+        exchange(false, y.data(), w.cache.y.data());
+        st.layers[(std::size_t)l].experts.y = std::move(y);
+        w.cache.y = {};  // not needed for backward
+        break;
+      }
+      case AllToAllPhase::CombineBwd: {
+        ExpertWork& w = R.work.at({l, mb});
+        const std::size_t n = (std::size_t)w.offsets.back() * D;
+        const Charge in = received(*R.tracker, n);
+        w.dy = floats(*R.tracker, MemCategory::Activations, n);
+        exchange(true, st.layers[(std::size_t)l].dy.data(), w.dy.data());
+        st.layers[(std::size_t)l].dy = {};  // sent
+        break;
+      }
+      case AllToAllPhase::DispatchBwd: {
+        const Charge in = received(*R.tracker, (std::size_t)st.T * mc.top_k * D);
+        exchange(false, st.layers[(std::size_t)l].dxe.data(), R.work.at({l, mb}).dxe.data());
+        if (split_w())
+          R.work.at({l, mb}).dxe = {};  // sent; the rest waits for W
+        else
+          R.work.erase({l, mb});
+        break;
+      }
+      case AllToAllPhase::None: throw Error("all-to-all without a phase");
+    }
+  }
+
+  // Every rank's `mine` (n values each), rank by rank.
+  template <class T>
+  std::vector<T> gather_all(const std::vector<T>& mine) {
+    std::vector<T> all(mine.size() * ranks.size());
+    all_gather_bytes(*opt.comm, mine.data(), mine.size() * sizeof(T), all.data());
+    return all;
+  }
+  // Sums what every rank holds of v (zero where it holds nothing), rank by rank, so that each
+  // entry written by one rank is bitwise its value (x + 0 = x).
+  void sum_across(std::vector<double>& v) {
+    const std::vector<double> all = gather_all(v);
+    std::fill(v.begin(), v.end(), 0.0);
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] += all[r * v.size() + i];
+  }
+  // Each op's times from the rank that ran it.
+  void gather_times() {
+    const Plan& plan = *last_plan;
+    const std::vector<OpTime> all = gather_all(last_timeline.ops);
+    const std::size_t n = plan.ops.size();
+    for (const Op& op : plan.ops) last_timeline.ops[op.id] = all[(std::size_t)op.rank * n + op.id];
+    for (const OpTime& t : last_timeline.ops) last_timeline.end = std::max(last_timeline.end, t.end);
+  }
+
+  // Every rank's activation levels after its ops (memory_events()), padded to the longest list.
+  void gather_memory_events() {
+    const std::vector<Event>& mine = rank(me).mem_events;
+    const std::vector<std::int64_t> counts = gather_all(std::vector<std::int64_t>{(std::int64_t)mine.size()});
+    const std::size_t most = (std::size_t)*std::max_element(counts.begin(), counts.end());
+    std::vector<Event> padded(mine);
+    padded.resize(most);
+    const std::vector<Event> all = gather_all(padded);
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      if ((int)r != me) ranks[r].mem_events.assign(all.begin() + (long)(r * most), all.begin() + (long)(r * most) + counts[r]);
+  }
+
+  // The whole model's master weights on every process: each tensor from the rank that is its
+  // root (as gather_state takes it), zeros elsewhere, summed across the ranks.
+  std::vector<float> master_weights_across() {
+    std::int64_t n = 0;
+    for (const auto& t : rank(me).model->params().tensors()) n = std::max(n, t.full_offset + t.size());
+    const std::vector<std::int64_t> sizes = gather_all(std::vector<std::int64_t>{n});
+    n = *std::max_element(sizes.begin(), sizes.end());
+    std::vector<float> out((std::size_t)n, 0.f);
+    const Rank& R = rank(me);
+    const ParamStore& P = R.model->params();
+    for (const auto& t : P.tensors())
+      if (dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0)
+        std::copy_n(P.master.data() + t.offset, t.size(), out.data() + t.full_offset);
+    std::vector<int> everyone((std::size_t)ranks.size());
+    for (int r = 0; r < (int)ranks.size(); ++r) everyone[(std::size_t)r] = r;
+    opt.comm->all_reduce_sum(out.data(), n, everyone);
+    return out;
+  }
+
   // [SECTION] A step: begin, then the update and the step's record
   Engine* current = nullptr;
   std::chrono::steady_clock::time_point t0;
@@ -1111,7 +1424,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       std::lock_guard<std::mutex> lock(rows_mu);
       rows_away.assign(ranks.size(), std::vector<std::int64_t>((std::size_t)mc.n_layers, 0));
     }
-    if (current) throw Error("step: the previous step is not finished");
+    if (current || stepping) throw Error("step: the previous step is not finished");
     if (b.B != opt.batch || b.S != S)
       throw Error("step: the batch must hold " + std::to_string(opt.batch) + " texts of " + std::to_string(S) + " tokens");
     t0 = std::chrono::steady_clock::now();
@@ -1126,6 +1439,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       if (c) c->invalidate();  // the update (or a load) changed the weights
     auto fresh = [&](int r) {
       Rank& R = rank(r);
+      if (!R.model) return;  // a rank of another process
       R.tracker->reset_peaks();
       if (device_ranks)  // cleared where they live, without a host wait
         R.backend->zero(R.model->params().grads.data(), R.model->params().count());
@@ -1149,6 +1463,11 @@ struct ParallelTrainer::Impl final : OpRunner {
     if (step_ > 0) share_replica_state();  // separate_first_copy: shared from the second step on
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
+    stepping = true;
+    if (opt.comm) {
+      check_hand_off_order();
+      return;  // run_program() in finish()
+    }
     current = first ? first_engine.get() : steady_engine.get();
     wires.clear();
     wires.resize(last_plan->ops.size());
@@ -1156,18 +1475,29 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   ParallelStepResult finish() {
-    if (!current) throw Error("step: no step begun");
-    Engine& engine = *current;
-    try {
-      engine.release_all();
-      engine.wait();
-    } catch (...) {
+    if (!stepping) throw Error("step: no step begun");
+    if (opt.comm) {
+      try {
+        run_program();
+      } catch (...) {
+        stepping = false;
+        throw;
+      }
+    } else {
+      Engine& engine = *current;
+      try {
+        engine.release_all();
+        engine.wait();
+      } catch (...) {
+        current = nullptr;
+        stepping = false;
+        throw;
+      }
       current = nullptr;
-      throw;
+      last_timeline = engine.timeline();
     }
-    current = nullptr;
+    stepping = false;
     const int M_total = opt.dp * opt.microbatches;
-    last_timeline = engine.timeline();
     for (const Rank& R : ranks) {
       if (!R.states.empty() || !R.work.empty()) throw Error("step: a rank kept microbatch state after its step");
       for (const auto& rows : R.grad_rows)
@@ -1178,20 +1508,29 @@ struct ParallelTrainer::Impl final : OpRunner {
       for (Rank& R : ranks) R.backend->sync();
     // The whole model's gradient norm: every rank's share, in rank order.
     double sq = 0.0;
-    for (const Rank& R : ranks) sq += R.sq;
+    if (opt.comm) {
+      for (double s : gather_all(std::vector<double>{rank(me).sq})) sq += s;
+      gather_times();
+      gather_memory_events();
+      sum_across(ce);
+      sum_across(aux);
+    } else {
+      for (const Rank& R : ranks) sq += R.sq;
+    }
     const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
     const bool sharing = shared_state;
     for_ranks((int)ranks.size(), [&](int r) {
       Rank& R = ranks[(std::size_t)r];
+      if (!R.model) return;                           // a rank of another process
       if (sharing && replica_owner(r) != r) return;  // its state is the owner's (share_replica_state)
       us[(std::size_t)r] = zero1() ? adamw_update_pieces(R.model->params(), R.master.data(), R.adam_m.data(),
                                                          R.adam_v.data(), R.pieces, opt.optim, step_, norm)
                      : device_ranks ? adamw_update_with_norm(R.model->params(), opt.optim, step_, norm, *R.backend)
                                     : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
     });
-    const UpdateStats u = us.front();  // rank 0 owns its state
+    const UpdateStats u = us[(std::size_t)me];  // rank 0 owns its state (here: this process's rank)
     ++step_;
     res.step = step_;
     double ce_sum = 0.0, aux_sum = 0.0;
@@ -1208,10 +1547,16 @@ struct ParallelTrainer::Impl final : OpRunner {
     double idle = 0.0;
     for (double v : sm.stage_idle) idle += v;
     res.bubble = sm.stage_idle.empty() ? 0.0 : idle / (double)sm.stage_idle.size();
-    for (const Rank& R : ranks) res.memory.push_back(R.tracker->stats());
     res.router_counts.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
-    for (const Rank& R : ranks)
-      for (std::size_t i = 0; i < R.routed.size(); ++i) res.router_counts[i] += R.routed[i];
+    if (opt.comm) {  // every rank's memory and routes, gathered
+      res.memory = gather_all(std::vector<MemStats>{rank(me).tracker->stats()});
+      const std::vector<std::int64_t> routed = gather_all(rank(me).routed);
+      for (std::size_t i = 0; i < routed.size(); ++i) res.router_counts[i % res.router_counts.size()] += routed[i];
+    } else {
+      for (const Rank& R : ranks) res.memory.push_back(R.tracker->stats());
+      for (const Rank& R : ranks)
+        for (std::size_t i = 0; i < R.routed.size(); ++i) res.router_counts[i] += R.routed[i];
+    }
     for (int l = 0; l < mc.n_layers; ++l)
       for (int r = 0; r < (int)ranks.size(); ++r)
         for (auto it = ranks[(std::size_t)r].sent_to.lower_bound({l, 0});
@@ -1236,11 +1581,12 @@ ParallelStepResult ParallelTrainer::step(const Batch& global) {
 }
 void ParallelTrainer::begin_step() {
   Impl& I = *impl_;
-  if (I.current) throw Error("step: the previous step is not finished");
+  if (I.current || I.stepping) throw Error("step: the previous step is not finished");
   I.begin(sample_batch(I.train, I.opt.batch, I.S, I.data_rng));
 }
 void ParallelTrainer::begin_step(const Batch& global) { impl_->begin(global); }
 Engine& ParallelTrainer::engine() {
+  if (impl_->opt.comm) throw Error("engine: one process per rank runs its program whole (no paced steps)");
   if (!impl_->current) throw Error("engine: begin_step() first");
   return *impl_->current;
 }
@@ -1257,8 +1603,19 @@ std::vector<std::int64_t> ParallelTrainer::rows_sent_away(int rank) const {
   if (rank < 0 || rank >= (int)impl_->rows_away.size()) return {};
   return impl_->rows_away[(std::size_t)rank];
 }
-const MemoryTracker& ParallelTrainer::tracker(int r) const { return *impl_->ranks.at((std::size_t)r).tracker; }
-const ParamStore& ParallelTrainer::params(int r) const { return impl_->ranks.at((std::size_t)r).model->params(); }
+namespace {
+void check_here(bool here, int r) {
+  if (!here) throw Error("rank " + std::to_string(r) + " lives in another process");
+}
+}  // namespace
+const MemoryTracker& ParallelTrainer::tracker(int r) const {
+  check_here(impl_->here(r), r);
+  return *impl_->ranks.at((std::size_t)r).tracker;
+}
+const ParamStore& ParallelTrainer::params(int r) const {
+  check_here(impl_->here(r), r);
+  return impl_->ranks.at((std::size_t)r).model->params();
+}
 
 std::vector<Event> ParallelTrainer::memory_events() const {
   std::vector<Event> out;
@@ -1338,6 +1695,8 @@ void scatter_state(Ranks& ranks, bool zero1, StateArray which,
 }  // namespace
 
 std::vector<float> ParallelTrainer::master_weights() const {
+  // One process per rank: a collective, every process calls it.
+  if (impl_->opt.comm) return impl_->master_weights_across();
   return gather_state(impl_->ranks, impl_->zero1(), StateArray::Master);
 }
 
@@ -1351,6 +1710,7 @@ std::vector<std::int64_t> tensor_shape(const ParamTensor& t) {
 
 void ParallelTrainer::save(const std::string& path) const {
   const Impl& I = *impl_;
+  if (I.opt.comm) throw Error("save: one process per rank does not save checkpoints yet");
   if (I.current) throw Error("save: a step is in progress");
   const std::vector<float> master = gather_state(I.ranks, I.zero1(), StateArray::Master),
                            m = gather_state(I.ranks, I.zero1(), StateArray::AdamM),
@@ -1378,6 +1738,7 @@ void ParallelTrainer::save(const std::string& path) const {
 
 void ParallelTrainer::load(const std::string& path) {
   Impl& I = *impl_;
+  if (I.opt.comm) throw Error("load: one process per rank does not load checkpoints yet");
   if (I.current) throw Error("load: a step is in progress");
   const safetensors::File f = safetensors::load(path);
   if (f.meta("format") != kParallelFormat) throw Error("load: " + path + " is not a split-run checkpoint");
@@ -1411,6 +1772,7 @@ void ParallelTrainer::load(const std::string& path) {
 }
 
 bool ParallelTrainer::replicas_agree() const {
+  if (impl_->opt.comm) throw Error("replicas_agree: the replicas live in other processes");
   std::vector<float> first = master_weights();
   if (impl_->zero1()) {
     // One master copy a weight: each piece's bf16 weights are the rounding of its master.

@@ -57,6 +57,8 @@
 
 namespace onegpu::trainer {
 
+class Comm;
+
 struct ParallelOptions {
   int dp = 1, ep = 1, pp = 1, vstages = 1;
   int microbatches = 1;  // per data-parallel rank per step
@@ -99,11 +101,24 @@ struct ParallelOptions {
   // Tests: each rank's backend from this instead of `device` (given the rank's tracker). A
   // backend that says timed_on_device() is run as a device: copies through it, costs from it.
   std::function<std::unique_ptr<Backend>(MemoryTracker&)> make_backend;
+  // One process per rank (trainer/dist/comm.h): this process builds and runs only rank
+  // comm->rank() of the plan, in program order, its collectives, sends and receives going
+  // through comm (whose world must be the plan's; an all-to-all is one group of sends and
+  // receives). Every process draws the same global batch and takes its own microbatches. The
+  // step's record (loss, norm, memory, each op's wall times in the timeline, memory_events())
+  // is gathered, so every process holds the whole run's: bitwise the numbers of the same
+  // split on virtual ranks when comm sums in member order (SocketComm does). The timeline is
+  // then measured wall time (each process's clock from its step's start), not the virtual
+  // clock's model. So far: cpu ranks, no ZeRO-1, no checkpoints, no paced stepping
+  // (engine()); each is one line of Error. master_weights() is a collective then.
+  Comm* comm = nullptr;
 };
 
 // The plan's configuration for a model and options, sizes from the real model. Throws Error
 // with one line naming the first rule broken (plan rules, batch split, sequence length).
 RunConfig parallel_run_config(const ModelConfig& model, const ParallelOptions& opt);
+// What one process per rank (ParallelOptions::comm) does not run yet, as one line of Error.
+void check_process_options(const ParallelOptions& opt);
 
 struct ParallelStepResult {
   int step = 0;               // updates done, after this one

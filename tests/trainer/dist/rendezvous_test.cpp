@@ -12,55 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "tests/trainer/dist/processes.h"
 #include "trainer/dist/rendezvous.h"
 #include "trainer/error.h"
 
 namespace onegpu::trainer {
 namespace {
 
-// A port nobody listens on right now (the kernel's pick; freed again for the test to use).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-LaunchEnv env(int rank, int world, int port) {
-  LaunchEnv e;
-  e.rank = rank;
-  e.world = world;
-  e.local_rank = rank;
-  e.master_port = port;
-  e.launcher = "torchrun";
-  return e;
-}
+using test::env;
+using test::exit_status;
+using test::free_port;
+using test::spawn;
 
 std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
-
-// Runs fn in a child process; its exit status is 0 when fn returned true.
-pid_t spawn(const std::function<bool()>& fn) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    bool ok = false;
-    try {
-      ok = fn();
-    } catch (...) {
-    }
-    _exit(ok ? 0 : 1);
-  }
-  return pid;
-}
-int exit_status(pid_t pid) {
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 TEST(Rendezvous, BroadcastAndGatherAcrossFourProcesses) {
   const int port = free_port(), world = 4;
