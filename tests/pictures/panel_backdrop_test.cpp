@@ -13,6 +13,7 @@
 
 #include "app/app.h"
 #include "app/assets.h"
+#include "app/live/job_runner.h"
 #include "app/png_file.h"
 #include "app/story.h"
 #include "render/framebuffer.h"
@@ -48,7 +49,11 @@ struct BackdropApp {
   // The frame over the kept panels, then drawn whole, then kept again (from the layer the first
   // left): all three equal, byte for byte.
   void check(const std::string& what) {
-    draw(true);  // ImGui sizes a new window on its first frame: settle first
+    // Settle first: ImGui sizes a new window on its first frame, new fonts land a frame later,
+    // and a chapter's background job may still finish (on a loaded machine, after a few frames).
+    JobRunner::shared().wait_idle([&] { app->drain_events(); });
+    draw(true);
+    for (int i = 0; i < 8 && app->panel_backdrop().redrawn() > 0; ++i) draw(true);
     const auto kept = draw(true);
     const auto whole = draw(false);
     const auto again = draw(true);
