@@ -183,6 +183,9 @@ SocketComm::~SocketComm() {
   // What was sent eagerly still reaches its peer; not when leaving on an error, whose message
   // should not wait for the timeout.
   if (std::uncaught_exceptions() == 0) {
+    // Only the sends: a receive still posted (one that failed, say) writes into the caller's
+    // buffer, which may be gone by now.
+    for (Peer& p : peers_) p.in.clear();
     try {
       flush();
     } catch (...) {
