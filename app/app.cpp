@@ -421,7 +421,7 @@ void App::draw_lab(int fb_w, int fb_h, bool whole) {
   scene_damage_.update(scene_boxes_, fb_w, fb_h, whole);
   extra_damage_.clear();
   if (const PixelBox b = scene_damage_.bounds(); !b.empty()) extra_damage_.push_back(b);
-  if (!lab_->drawn().lanes_dirty.empty()) extra_damage_.push_back(lab_->drawn().lanes_dirty);
+  for (const PixelBox& d : lab_->drawn().lanes_dirty) extra_damage_.push_back(d);
   lab_damage_.update(*dd, fb_w, fb_h, extra_damage_, whole);
   lab_frame_.begin();
   glBindVertexArray(0);

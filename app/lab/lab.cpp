@@ -147,7 +147,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
       set_args(a);
     }
   }
-  drawn_.lanes_dirty = {};
+  drawn_.lanes_dirty.clear();
   const RunnerStatus st = runner_.status();
   viewing_ = rs.run() ? rs.run()->recorded_from : std::string();
   const float side = std::round(std::min(W * 0.34f, 360.0f * s));

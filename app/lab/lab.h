@@ -67,7 +67,10 @@ struct LabDrawn {
   float timeline_x0 = 0, timeline_x1 = 0;
   std::size_t rects = 0;  // rectangles the timeline drew (spans after merging)
   int lanes_whole = 0, lanes_appended = 0;  // the retained lanes: drawn again whole / spans appended this frame
-  PixelBox lanes_dirty;  // the retained lanes' pixels that changed this frame (window pixels; empty: none)
+  // The retained lanes' pixels that changed this frame (window pixels; none: nothing changed): the
+  // whole layer, or a box per lane that gained spans (one box over all of them would reach across
+  // the lanes' staircase and redraw most of the timeline each frame).
+  std::vector<PixelBox> lanes_dirty;
   bool bubble_shown = false;
   double bubble = 0, textbook = 0;
   glm::vec2 ranks_viewport{0};

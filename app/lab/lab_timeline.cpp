@@ -115,7 +115,8 @@ void ruler_times(ImDrawList& dl, const Lanes& L) {
 // The ruler's ticks, the lanes' names and stripes, and the spans, into `dl`. whole: from scratch (the
 // runs start empty); otherwise only the spans each lane gained since runs[r].next, each lane's
 // open run of merged narrow spans carried on (drawn again, wider, over itself: it is opaque).
-void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool whole, std::size_t& rects) {
+void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool whole, std::size_t& rects,
+                std::vector<std::pair<int, int>>* appended = nullptr) {
   const float s = L.s, x0 = L.x0, x1 = L.x1, y0 = L.y0, y1 = L.y1, lane_h = L.lane_h;
   const ImVec2 p0 = L.p0;
   ImFont* small = L.small;
@@ -182,6 +183,7 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
         run.counted = false;
       };
       const auto& mine = L.index->by_rank[(std::size_t)r];
+      const int vtx0 = dl.VtxBuffer.Size;
       for (; run.next < mine.size(); ++run.next) {
         const OpSpan& o = rec.ops[mine[run.next]];
         const double b = L.begin_of(o), e = L.end_of(o);
@@ -214,6 +216,7 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
         }
       }
       flush(false);
+      if (appended && dl.VtxBuffer.Size > vtx0) appended->push_back({vtx0, dl.VtxBuffer.Size});
     }
     return;
   }
@@ -447,7 +450,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
         tl.runs.assign((std::size_t)world, LaneRun{});
         tl.rects = 0;
       }
-      draw_lanes(ld, L, tl.runs, whole, tl.rects);
+      std::vector<std::pair<int, int>> appended;  // each lane's vertices appended, [first, last)
+      draw_lanes(ld, L, tl.runs, whole, tl.rects, whole ? nullptr : &appended);
       ld.PopClipRect();
       ld._PopUnusedDrawCmd();
       tl.key = key;
@@ -470,16 +474,20 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       tl.target.end();
       tl.valid = true;
       (whole ? drawn_.lanes_whole : drawn_.lanes_appended) = 1;
-      // What changed in the layer, for the frame's damage: all of it, or what was appended.
-      PixelBox d{lx, ly, lx + lw, ly + lh};
-      if (!whole && ld.VtxBuffer.Size > 0) {
-        float a0 = 1e9f, b0 = 1e9f, a1 = -1e9f, b1 = -1e9f;
-        for (const ImDrawVert& v : ld.VtxBuffer)
-          a0 = std::min(a0, v.pos.x), b0 = std::min(b0, v.pos.y), a1 = std::max(a1, v.pos.x), b1 = std::max(b1, v.pos.y);
-        d = {std::max(d.x0, (int)std::floor(a0) - 1), std::max(d.y0, (int)std::floor(b0) - 1),
-             std::min(d.x1, (int)std::ceil(a1) + 1), std::min(d.y1, (int)std::ceil(b1) + 1)};
-      }
-      drawn_.lanes_dirty = d;
+      // What changed in the layer, for the frame's damage: all of it, or each lane's new spans.
+      const PixelBox layer{lx, ly, lx + lw, ly + lh};
+      if (whole) drawn_.lanes_dirty.push_back(layer);
+      else
+        for (const auto& [v0, v1] : appended) {
+          float a0 = 1e9f, b0 = 1e9f, a1 = -1e9f, b1 = -1e9f;
+          for (int i = v0; i < v1; ++i) {
+            const ImVec2 q = ld.VtxBuffer[i].pos;
+            a0 = std::min(a0, q.x), b0 = std::min(b0, q.y), a1 = std::max(a1, q.x), b1 = std::max(b1, q.y);
+          }
+          const PixelBox d{std::max(layer.x0, (int)std::floor(a0) - 1), std::max(layer.y0, (int)std::floor(b0) - 1),
+                           std::min(layer.x1, (int)std::ceil(a1) + 1), std::min(layer.y1, (int)std::ceil(b1) + 1)};
+          if (!d.empty()) drawn_.lanes_dirty.push_back(d);
+        }
     }
     dl->AddCallback(&TimelineLayer::copy, &tl);
     rects = tl.rects;

@@ -154,34 +154,55 @@ PixelBox FrameDamage::bounds() const {
 }
 
 void FrameDamage::merge() {
-  if (rects_.size() > 2000) {  // a frame that changed nearly everywhere
-    PixelBox all = rects_[0];
-    for (const PixelBox& r : rects_) all = unite(all, r);
-    rects_.assign(1, all);
-    return;
-  }
-  // Neighbours first (a word's glyphs come one after another), then any two that overlap or
-  // nearly touch, until the rectangles are disjoint; then the pair that grows least, until few.
-  constexpr int kGap = 8;
-  auto near = [](const PixelBox& a, const PixelBox& b) {
-    return a.x0 < b.x1 + kGap && b.x0 < a.x1 + kGap && a.y0 < b.y1 + kGap && b.y0 < a.y1 + kGap;
-  };
+  if (rects_.empty()) return;
+  // The damage is painted into a grid of cells and read back as rectangles: runs of damaged
+  // cells on a row, stacked while the rows below repeat them. The rectangles are disjoint and
+  // hold only cells something touched, so scattered changes (a lane's new spans here, the next
+  // lane's further on, a word in the side panel) are not drawn again over their bounding box.
+  // Cells start at 8 pixels and double while that leaves more rectangles than can be merged
+  // cheaply below.
+  PixelBox all = rects_[0];
+  for (const PixelBox& r : rects_) all = unite(all, r);
   std::vector<PixelBox> out;
-  for (const PixelBox& r : rects_) {
-    if (!out.empty() && near(out.back(), r)) out.back() = unite(out.back(), r);
-    else out.push_back(r);
-  }
-  for (bool again = true; again;) {
-    again = false;
-    for (std::size_t i = 0; i < out.size(); ++i)
-      for (std::size_t j = i + 1; j < out.size(); ++j)
-        if (near(out[i], out[j])) {
-          out[i] = unite(out[i], out[j]);
-          out[j] = out.back();
-          out.pop_back();
-          again = true;
-          --j;
+  for (int cell = 8;; cell *= 2) {
+    const int gx = (all.x1 - all.x0 + cell - 1) / cell, gy = (all.y1 - all.y0 + cell - 1) / cell;
+    cells_.assign((std::size_t)gx * (std::size_t)gy, 0);
+    for (const PixelBox& r : rects_) {
+      const int cx0 = (r.x0 - all.x0) / cell, cx1 = (r.x1 - all.x0 + cell - 1) / cell;
+      const int cy0 = (r.y0 - all.y0) / cell, cy1 = (r.y1 - all.y0 + cell - 1) / cell;
+      for (int y = cy0; y < cy1; ++y) std::memset(&cells_[(std::size_t)y * gx + (std::size_t)cx0], 1, (std::size_t)(cx1 - cx0));
+    }
+    out.clear();
+    std::vector<std::size_t> open, next;  // rectangles (in `out`, in cells) reaching the row above
+    for (int y = 0; y < gy; ++y) {
+      next.clear();
+      const std::uint8_t* row = &cells_[(std::size_t)y * gx];
+      std::size_t k = 0;  // `open` is in x order, as the runs are found
+      for (int x = 0; x < gx;) {
+        if (!row[x]) {
+          ++x;
+          continue;
         }
+        int x1 = x;
+        while (x1 < gx && row[x1]) ++x1;
+        while (k < open.size() && out[open[k]].x0 < x) ++k;
+        if (k < open.size() && out[open[k]].x0 == x && out[open[k]].x1 == x1) {
+          out[open[k]].y1 = y + 1;
+          next.push_back(open[k++]);
+        } else {
+          next.push_back(out.size());
+          out.push_back({x, y, x1, y + 1});
+        }
+        x = x1;
+      }
+      std::swap(open, next);
+    }
+    if (out.size() <= 4 * (std::size_t)kMaxRects || cell >= 256) {
+      for (PixelBox& r : out) {
+        r = cut({all.x0 + r.x0 * cell, all.y0 + r.y0 * cell, all.x0 + r.x1 * cell, all.y0 + r.y1 * cell}, all);
+      }
+      break;
+    }
   }
   while (out.size() > (std::size_t)kMaxRects) {
     std::size_t bi = 0, bj = 1;

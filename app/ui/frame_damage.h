@@ -86,6 +86,7 @@ class FrameDamage {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted_;
   std::vector<char> used_;
   std::vector<PixelBox> rects_;
+  std::vector<std::uint8_t> cells_;  // merge()'s grid
   int w_ = 0, h_ = 0;
   std::vector<std::unique_ptr<ImDrawList>> lists_;
   std::vector<ImDrawList*> list_ptrs_;

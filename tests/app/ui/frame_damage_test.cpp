@@ -165,4 +165,41 @@ TEST(FrameDamage, ClippedKeepsWhatTouchesTheDamageScissoredToIt) {
 }
 
 }  // namespace
+
+// Every pixel of `b` lies in one of the rectangles (a box may be cut across several).
+bool all_pixels_in(const std::vector<PixelBox>& rs, const PixelBox& b) {
+  for (int y = b.y0; y < b.y1; ++y)
+    for (int x = b.x0; x < b.x1; ++x)
+      if (!touches(rs, {x, y, x + 1, y + 1})) return false;
+  return true;
+}
+
+TEST(FrameDamage, ScatteredChangesAreNotDrawnOverTheirBoundingBox) {
+  // A timeline's lanes each gaining a span further right than the lane above (a pipeline's
+  // staircase), and a word changing far away: the damage holds them all, stays disjoint and
+  // few, and covers far less than the box round them (which the Lab once drew again whole).
+  FrameDamage d;
+  Frame a;
+  Frame::quad(a.list(), 0, 0, 1, 1, 0xff000000u);
+  d.update(a.data(), W, H, {}, true);
+  Frame b;
+  ImDrawList& lb = b.list();
+  Frame::quad(lb, 0, 0, 1, 1, 0xff000000u);
+  std::vector<PixelBox> spans;
+  for (int i = 0; i < 32; ++i) {
+    const PixelBox s{20 + i * 10, 40 + i * 7, 60 + i * 10, 45 + i * 7};
+    Frame::quad(lb, (float)s.x0, (float)s.y0, (float)s.x1, (float)s.y1, 0xff00ff00u);
+    spans.push_back(s);
+  }
+  Frame::quad(lb, 360, 280, 390, 292, 0xffffffffu);
+  d.update(b.data(), W, H, {}, false);
+  for (const PixelBox& s : spans) EXPECT_TRUE(all_pixels_in(d.rects(), s));
+  EXPECT_TRUE(all_pixels_in(d.rects(), {360, 280, 390, 292}));
+  disjoint(d.rects());
+  EXPECT_LE(d.rects().size(), (std::size_t)FrameDamage::kMaxRects);
+  const PixelBox around{19, 39, 391, 293};  // the spans and the word, with the pixel to spare
+  EXPECT_LT(d.area(), around.area() / 4) << "damage " << d.area() << " of the " << around.area() << " round it";
+  EXPECT_GT(d.area(), 32L * 40 * 5) << "less than the spans themselves";
+}
+
 }  // namespace onegpu::app
