@@ -3,7 +3,8 @@
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
 // Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops]   (one line per run)
 // Each step is the one `onegpu train` runs on the CPU: zeroed gradients, forward and backward
-// through SplitStep (the texts split among the threads), then AdamW on the same threads.
+// through SplitStep (each microbatch cut into two shards of its texts, run on the threads at
+// once), then AdamW on the same threads.
 // ops: the older way instead, for comparison: every op split over the threads.
 //        bench_train peak          the FMA peak lines only
 //        bench_train flops MODEL   matmul FLOPs of one training step per token

@@ -1,13 +1,9 @@
 #include "trainer/model/model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include "trainer/error.h"
-#include "trainer/model/split_microbatch.h"
 
 namespace onegpu::trainer {
 
@@ -17,23 +13,6 @@ constexpr auto kAct = MemCategory::Activations;
 // that is accumulated into, dh2, is cleared by the backend: Backend::zero).
 Buffer<float> act(MemoryTracker& mt, std::size_t n) { return Buffer<float>(mt, kAct, n, false); }
 
-// A sum over rows into a gradient, taken in turn when the microbatch is split among workers
-// (split_microbatch.h); nothing to wait for otherwise.
-class Turn {
- public:
-  Turn(const MicrobatchState& st, int site) : st_(st), site_(site) {
-    if (st_.split) st_.split->take_turn(site_, st_.round, st_.worker);
-  }
-  ~Turn() {
-    if (st_.split) st_.split->end_turn(site_);
-  }
-  Turn(const Turn&) = delete;
-  Turn& operator=(const Turn&) = delete;
-
- private:
-  const MicrobatchState& st_;
-  int site_;
-};
 }  // namespace
 
 Model::Model(const ModelConfig& c, Backend& be, MemoryTracker& mt, std::uint64_t seed)
@@ -261,30 +240,14 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
     return;
   }
   Buffer<float> dlogits = act(mt_, (std::size_t)T * V);
-  if (!st.split) {
-    st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
-  } else {
-    // The microbatch's loss sums every row's in token order from 0: one row a call gives each
-    // row's own loss, added to the split's sum in turn.
-    std::vector<double> rows((std::size_t)T);
-    for (int t = 0; t < T; ++t)
-      rows[(std::size_t)t] = be.cross_entropy(st.logits.data() + (std::size_t)t * V, st.batch.targets.data() + t,
-                                              dlogits.data() + (std::size_t)t * V, 1, V, sc.ce_scale);
-    Turn turn(st, SplitMicrobatch::kLoss);
-    double& sum = st.split->ce(st.round);
-    for (double r : rows) sum += r;
-    st.ce_sum = 0.0;  // the split's sum is the microbatch's loss
-  }
+  st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
   Buffer<float> dh = act(mt_, (std::size_t)T * D);
-  float* g = params_.grads.data();
+  float* g = grads(st);
   if (!defer_weight) be.matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
   be.matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
-  {
-    Turn turn(st, SplitMicrobatch::kFinalNorm);
-    be.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
-                        g + params_.final_norm_offset(), T, D);
-  }
+  be.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
+                      g + params_.final_norm_offset(), T, D);
   st.logits = {};
   if (defer_weight) st.dlogits_head = std::move(dlogits);
 }
@@ -292,8 +255,7 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
 void Model::head_backward_weight(MicrobatchState& st) {
   Backend& be = backend(st);
   if (st.dlogits_head.empty()) throw Error("head_backward_weight without a deferred head_forward");
-  float* g = params_.grads.data() + params_.head_offset();
-  Turn turn(st, SplitMicrobatch::kHead);
+  float* g = grads(st) + params_.head_offset();
   be.matmul(st.h_f.data(), st.dlogits_head.data(), g, cfg_.d_model, st.T, cfg_.vocab, true, false, true);  // dWh += h^T dl
   st.dlogits_head = {};
 }
@@ -337,7 +299,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   Backend& be = backend(st);
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
-  float* g = params_.grads.data() + params_.layer_offset(l);
+  float* g = grads(st) + params_.layer_offset(l);
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
   MoeShape s = moe_shape(T);
@@ -347,10 +309,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
                            sc.aux_scale, c.dh2.data(), c.dlogits.data());
   {
     Buffer<float> dtmp = act(mt_, TD);
-    {
-      Turn turn(st, SplitMicrobatch::norm2_site(l));
-      be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
-    }
+    be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
   c.dh2 = {};
@@ -368,10 +327,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
     be.attention_backward(c.qkv.data(), c.probs.data(), datt.data(), c.dqkv.data(), B, S, H, dh);
     be.rope(c.dqkv.data(), T, S, H, dh, true);
     be.matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
-    {
-      Turn turn(st, SplitMicrobatch::norm1_site(l));
-      be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
-    }
+    be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
   }
   // Keep only what the weight part reads: h1, att, h2, routing, expert inputs and activations.
@@ -392,9 +348,8 @@ void Model::layer_backward_weight(int l, MicrobatchState& st) {
   if (!c.weight_pending) throw Error("layer_backward_weight before layer_backward_input");
   const int T = st.T, D = cfg_.d_model;
   const auto& L = params_.layer_layout();
-  float* g = params_.grads.data() + params_.layer_offset(l);
+  float* g = grads(st) + params_.layer_offset(l);
   MoeShape s = moe_shape(T);
-  Turn turn(st, SplitMicrobatch::weights_site(l));
   if (!c.du.empty())  // the experts ran here (not on other ranks)
     moe_experts_backward_weight(be, s, c.routing, c.experts, c.dy.data(), c.du.data(),
                                 MoeGrads{nullptr, g + L.experts, (long)L.expert_stride});
@@ -475,7 +430,7 @@ void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
   Backend& be = backend(st);
   LayerCache& c = st.layers[l];
   const auto& L = params_.layer_layout();
-  float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
+  float* g = grads(st) + params_.layer_offset(l) + L.experts;
   moe_experts_backward(be, mt_, moe_shape(st.T), c.routing, MoeWeights{nullptr, we, (long)L.expert_stride},
                        c.experts, c.dy.data(), c.dxe.data(), MoeGrads{nullptr, g, (long)L.expert_stride});
 }
@@ -485,7 +440,7 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
   LayerCache& c = st.layers[l];
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
-  float* g = params_.grads.data() + params_.layer_offset(l);
+  float* g = grads(st) + params_.layer_offset(l);
   std::size_t TD = (std::size_t)T * D;
   MoeShape s = moe_shape(T);
   {
@@ -522,9 +477,7 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
 void Model::embed_backward(MicrobatchState& st) {
   Backend& be = backend(st);
   if (!params_.has_embedding()) throw Error("embedding is not held by this model shard");
-  Turn turn(st, SplitMicrobatch::kEmbed);
-  be.embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T,
-                         cfg_.d_model);
+  be.embedding_backward(st.batch.inputs.data(), st.dx.data(), grads(st) + params_.embed_offset(), st.T, cfg_.d_model);
   st.dx = {};
 }
 
@@ -538,84 +491,29 @@ void Model::forward_backward(MicrobatchState& st, const Batch& b, const LossScal
   release(st);
 }
 
-void Model::forward_backward_share(SplitMicrobatch& sp, int worker, int round, const Batch& mine,
-                                   const LossScales& sc, Backend& be) {
-  if (params_.expert_count() != cfg_.n_experts || !params_.has_embedding() || !params_.has_head())
-    throw Error("forward_backward_share needs the whole model");
-  if (!forced_.empty()) throw Error("forward_backward_share: forced routing is for one thread");
-  const int L = cfg_.n_layers, W = sp.workers();
-  MicrobatchState& st = sp.state(worker);
-  st.backend = &be;
-  st.split = &sp;
-  st.worker = worker;
-  st.round = round;
-  begin(st, mine);
-  embed_forward(st);
-  for (int l = 0; l < L; ++l) layer_forward(l, st);
-  // Every worker's routing is done: the router losses' counts and sums over all tokens.
-  sp.meet(round, 0);
-  for (int l = 0; l < L; ++l) {
-    std::vector<const Routing*> parts;
-    for (int v = 0; v < W; ++v) parts.push_back(&sp.state(v).layers[(std::size_t)l].routing);
-    Routing& r = st.layers[(std::size_t)l].routing;
-    r.batch_T = 0;
-    std::fill(r.batch_counts.begin(), r.batch_counts.end(), 0);
-    for (const Routing* p : parts) {
-      r.batch_T += p->T;
-      for (int e = 0; e < cfg_.n_experts; ++e) r.batch_counts[(std::size_t)e] += p->offsets[e + 1] - p->offsets[e];
+double Model::join_router_losses(const std::vector<MicrobatchState*>& shards) const {
+  double aux_sum = 0.0;
+  std::vector<const Routing*> parts(shards.size());
+  for (int l = 0; l < cfg_.n_layers; ++l) {
+    int T = 0;
+    std::vector<std::int32_t> counts((std::size_t)cfg_.n_experts, 0);
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      const LayerCache& c = shards[i]->layers.at((std::size_t)l);
+      if (!c.filled) throw Error("join_router_losses before every shard's forward");
+      parts[i] = &c.routing;
+      T += c.routing.T;
+      for (int e = 0; e < cfg_.n_experts; ++e) counts[(std::size_t)e] += c.routing.offsets[e + 1] - c.routing.offsets[e];
     }
-    if (l % W == worker) {
-      double aux = 0.0, z = 0.0;
-      moe_router_losses(parts, cfg_.aux_loss_coef, cfg_.z_loss_coef, aux, z);
-      sp.set_router_loss(round, l, aux + z);
+    for (MicrobatchState* st : shards) {
+      Routing& r = st->layers[(std::size_t)l].routing;
+      r.batch_T = T;
+      r.batch_counts = counts;
     }
+    double aux = 0.0, z = 0.0;
+    moe_router_losses(parts, cfg_.aux_loss_coef, cfg_.z_loss_coef, aux, z);
+    aux_sum += aux + z;  // in layer order, as fwd_combine adds them
   }
-  sp.meet(round, 1);  // nobody frees a routing the others still read
-  head_forward(st, true, sc, /*defer_weight=*/true);
-  // Each block's weight part runs after the next block's input part: by then the other workers
-  // have long finished that block's input part, so the pieces rarely wait.
-  const int pieces = weight_piece_count();
-  int kept = L;  // blocks [kept, L) of this worker's caches are freed
-  auto weight = [&](int l) {
-    if (l == L) return head_backward_weight(st);
-    weight_pieces(l, sp, round, be);
-    // The caches of blocks whose every piece is done: nobody reads them again.
-    while (kept > l && sp.pieces_done(round, kept - 1, pieces)) st.layers[(std::size_t)--kept] = LayerCache{};
-  };
-  int pending = L;  // L: the head
-  for (int l = L - 1; l >= 0; --l) {
-    layer_backward_input(l, st, sc);
-    sp.input_done(round, l);
-    weight(pending);
-    pending = l;
-  }
-  weight(pending);
-  embed_backward(st);
-  for (int l = 0; l < kept; ++l) sp.wait_pieces(round, l, pieces);
-  release(st);
-}
-
-void Model::weight_pieces(int l, SplitMicrobatch& sp, int round, Backend& be) {
-  const int D = cfg_.d_model, W = sp.workers(), pieces = weight_piece_count();
-  const auto& L = params_.layer_layout();
-  float* g = params_.grads.data() + params_.layer_offset(l);
-  const MoeGrads mg{g + L.router, g + L.experts, (long)L.expert_stride};
-  sp.wait_inputs(round, l);
-  // Pieces largest first (the attention weights), so the last ones to finish are small.
-  for (int p; (p = sp.claim(round, l, pieces)) >= 0; sp.piece_done(round, l))
-    for (int v = 0; v < W; ++v) {  // worker order: as each worker adding its rows in turn
-      const MicrobatchState& o = sp.state(v);
-      const LayerCache& c = o.layers[(std::size_t)l];
-      const int T = o.T;
-      if (p == 0)
-        be.matmul(c.h1.data(), c.dqkv.data(), g + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
-      else if (p == 1)
-        be.matmul(c.att.data(), c.dx_mid.data(), g + L.wo, D, T, D, true, false, true);  // dWo += att^T dx
-      else if (p == 2)
-        moe_route_backward_weight(be, moe_shape(T), c.h2.data(), c.dlogits.data(), mg);
-      else
-        moe_expert_backward_weight(be, moe_shape(T), c.routing, c.experts, c.dy.data(), c.du.data(), mg, p - 3);
-    }
+  return aux_sum;
 }
 
 void Model::forward(MicrobatchState& st, const Batch& b) {

@@ -32,8 +32,6 @@ struct LayerCache {
   bool weight_pending = false;  // layer_backward_input ran, layer_backward_weight has not
 };
 
-class SplitMicrobatch;  // trainer/model/split_microbatch.h
-
 // One microbatch flowing through the model.
 struct MicrobatchState {
   Batch batch;
@@ -54,10 +52,9 @@ struct MicrobatchState {
   std::vector<float> probe_logits;
   // Where this state's ops run: null = the model's backend. A worker thread points it at its own.
   Backend* backend = nullptr;
-  // Set when these texts are one worker's share of a microbatch split among threads
-  // (forward_backward_share): its sums over rows then wait their turn.
-  SplitMicrobatch* split = nullptr;
-  int worker = 0, round = 0;  // worker index, microbatch of the step
+  // Where this state's gradients accumulate: null = the model's (params().grads). A shard of a
+  // microbatch (trainer/train/split_step.h) points it at a buffer of its own, laid out the same.
+  float* grads = nullptr;
 };
 
 // How the microbatch's losses enter the objective that backward differentiates:
@@ -155,13 +152,12 @@ class Model {
   // ---- whole model ----
   // Forward and backward of one microbatch; gradients accumulate into params().grads.
   void forward_backward(MicrobatchState& st, const Batch& b, const LossScales& sc);
-  // One worker's share of a microbatch split among worker threads by texts (split_microbatch.h):
-  // forward and backward of `mine` (texts of sp's microbatch `round`), on `be`, the worker's
-  // own backend. Run by every worker of sp at once, it gives the gradients of
-  // forward_backward on the whole microbatch, bit for bit; the microbatch's losses are sp's.
-  // Needs every expert and no forced routing.
-  void forward_backward_share(SplitMicrobatch& sp, int worker, int round, const Batch& mine, const LossScales& sc,
-                              Backend& be);
+  // A microbatch run as shards, each holding some of its texts (trainer/train/split_step.h):
+  // once every shard's forward is done, gives each shard's routing the whole microbatch's token
+  // and per-expert row counts (the router losses average over them, and so do their gradients)
+  // and returns the microbatch's router losses: bit for bit the aux_sum of a forward on all its
+  // texts at once. Shards in text order.
+  double join_router_losses(const std::vector<MicrobatchState*>& shards) const;
   // Forward only: summed cross-entropy and target count. Keeps st's caches (for probes).
   void forward(MicrobatchState& st, const Batch& b);
 
@@ -173,6 +169,7 @@ class Model {
   };
   WeightView view(Backend& be, std::int64_t offset, std::int64_t n);
   Backend& backend(const MicrobatchState& st) { return st.backend ? *st.backend : *be_; }
+  float* grads(const MicrobatchState& st) { return st.grads ? st.grads : params_.grads.data(); }
   MoeShape moe_shape(int T) const;
   const float* check_layer(int l) const;  // throws unless block l is held; returns nothing useful
   // Pieces on given weights: w = block base (norms, attention, router), we = its first expert.
@@ -183,10 +180,6 @@ class Model {
   void bwd_experts(int l, MicrobatchState& st, const float* we);
   void bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w);
   void bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc, const float* w);
-  // Block l's weight part of a split microbatch: the pieces this worker claims, each over every
-  // worker's rows (split_microbatch.h).
-  void weight_pieces(int l, SplitMicrobatch& sp, int round, Backend& be);
-  int weight_piece_count() const { return 3 + cfg_.n_experts; }
 
   ModelConfig cfg_;
   Backend* be_;

@@ -30,8 +30,8 @@ struct Routing {
   double aux_loss = 0.0;       // load-balancing loss (coefficient applied)
   double z_loss = 0.0;         // router z-loss (coefficient applied)
   // Tokens and rows per expert of the whole microbatch, which the router losses average over:
-  // these tokens' own (T and the offsets) unless the microbatch is split among worker threads
-  // (SplitMicrobatch), whose workers set the sums over all of them before the backward.
+  // these tokens' own (T and the offsets) unless the microbatch runs as shards of its texts
+  // (Model::join_router_losses sets the sums over all of them before the backward).
   int batch_T = 0;
   std::vector<std::int32_t> batch_counts;  // [E]
 };

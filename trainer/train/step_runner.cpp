@@ -1,6 +1,7 @@
 #include "trainer/train/step_runner.h"
 
 #include <chrono>
+#include <functional>
 
 #include "trainer/error.h"
 #include "trainer/optim/adamw.h"
@@ -33,6 +34,7 @@ StepRunner::StepRunner(Trainer& t, Batch batch) : t_(t), full_(std::move(batch))
   for (auto v : full_.targets) targets_ += v >= 0;
   sc_ = LossScales{1.f / (float)std::max(1, targets_), 1.f / (float)M_};
   t_.tracker_.reset_peaks();
+  if (t_.split_) t_.split_->clear();
   if (t_.cpu_)
     zero_grads(t_.model_->params(), t_.cpu_->pool());
   else  // gradients on a device are cleared there
@@ -72,31 +74,48 @@ void StepRunner::start_microbatch() {
   mb.inputs.assign(b, b + (long)per_ * S_);
   auto tb = full_.targets.begin() + (long)mb_ * per_ * S_;
   mb.targets.assign(tb, tb + (long)per_ * S_);
-  t_.model_->begin(st_, mb);
+  if (t_.split_)
+    t_.split_->start(mb);
+  else
+    t_.model_->begin(st_, mb);
 }
 
 Piece StepRunner::run_next() {
   Piece p = peek();
   Model& m = *t_.model_;
   auto t0 = std::chrono::steady_clock::now();
+  // On the CPU each piece runs on every shard of the microbatch (SplitStep), shards at once.
+  SplitStep* sp = t_.split_.get();
+  auto on_each = [&](const std::function<void(MicrobatchState&)>& f) {
+    if (sp)
+      sp->each(f);
+    else
+      f(st_);
+  };
   switch (p.kind) {
     case PieceKind::Embed:
       start_microbatch();
-      m.embed_forward(st_);
+      on_each([&](MicrobatchState& st) { m.embed_forward(st); });
       break;
-    case PieceKind::LayerForward: m.layer_forward(p.layer, st_); break;
-    case PieceKind::Head:
-      m.head_forward(st_, true, sc_);
-      p.loss = st_.ce_sum / std::max(1, st_.n_targets);
-      ce_ += st_.ce_sum;
-      aux_ += st_.aux_sum;
+    case PieceKind::LayerForward: on_each([&](MicrobatchState& st) { m.layer_forward(p.layer, st); }); break;
+    case PieceKind::Head: {
+      const double aux = sp ? sp->join() : 0.0;
+      on_each([&](MicrobatchState& st) { m.head_forward(st, true, sc_); });
+      const double ce = sp ? sp->ce_sum() : st_.ce_sum;
+      p.loss = ce / std::max(1, sp ? sp->n_targets() : st_.n_targets);
+      ce_ += ce;
+      aux_ += sp ? aux : st_.aux_sum;
       break;
-    case PieceKind::LayerBackward: m.layer_backward(p.layer, st_, sc_); break;
+    }
+    case PieceKind::LayerBackward: on_each([&](MicrobatchState& st) { m.layer_backward(p.layer, st, sc_); }); break;
     case PieceKind::EmbedBackward:
-      m.embed_backward(st_);
-      Model::release(st_);
+      on_each([&](MicrobatchState& st) {
+        m.embed_backward(st);
+        Model::release(st);
+      });
       break;
     case PieceKind::Update: {
+      if (sp) sp->finish();
       UpdateStats u = t_.cpu_ ? adamw_update(m.params(), t_.opt_.optim, t_.step_, t_.cpu_->pool())
                               : adamw_update(m.params(), t_.opt_.optim, t_.step_, *t_.backend_);
       ++t_.step_;

@@ -2,7 +2,8 @@
 // One training step cut into the pieces a picture can follow: for each microbatch, embed,
 // each layer forward, head (loss, start of backward), each layer backward, embed backward;
 // then one optimizer update. Trainer::step() runs all of them in a row; a chapter runs them one
-// at a time, so what moves on screen is what just ran.
+// at a time, so what moves on screen is what just ran. On the CPU each piece runs on every
+// shard of the microbatch at once (SplitStep), so piece by piece gives the whole step's bits.
 #include <optional>
 
 #include "trainer/model/model.h"
@@ -35,7 +36,6 @@ class StepRunner {
   void run_all();
 
   const Batch& batch() const { return full_; }
-  const MicrobatchState& state() const { return st_; }
   int microbatches() const { return M_; }
   int pieces_per_step() const;
   int pieces_run() const { return pieces_run_; }
@@ -46,7 +46,7 @@ class StepRunner {
   void start_microbatch();
   Trainer& t_;
   Batch full_;
-  MicrobatchState st_;
+  MicrobatchState st_;  // on a device; on the CPU the microbatch runs as the split step's shards
   int M_ = 1, per_ = 0, S_ = 0, targets_ = 0;
   int mb_ = 0, pos_ = 0;  // microbatch, position inside its piece sequence
   double ce_ = 0.0, aux_ = 0.0, seconds_ = 0.0;

@@ -79,9 +79,10 @@ TEST(Training, SameSeedGivesBitwiseIdenticalLossesOnOneAndTwoThreads) {
   EXPECT_NE(run(d, 1)[0], la[0]);
 }
 
-TEST(Training, MicrobatchesSplitAmongThreadsGiveOneThreadsBits) {
-  // Each microbatch's texts are split among the threads (SplitStep): 2 texts a microbatch on 1,
-  // 2 and 3 threads (the third has no text and sits out), gradients accumulated over two.
+TEST(Training, MicrobatchesInShardsGiveTheSameBitsOnAnyThreadCount) {
+  // Each microbatch's texts are cut into shards (SplitStep): 2 texts a microbatch, two shards of
+  // one, on 1, 2 and 3 threads (the third has no shard and sits out), gradients accumulated
+  // over two microbatches.
   Trainer a(small_model(), opts(3, 1, 2), small_tokenizer(), small_corpus());
   Trainer b(small_model(), opts(3, 2, 2), small_tokenizer(), small_corpus());
   Trainer c(small_model(), opts(3, 3, 2), small_tokenizer(), small_corpus());

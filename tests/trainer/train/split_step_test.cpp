@@ -1,0 +1,171 @@
+// The CPU step's microbatches cut into fixed shards of their texts (SplitStep): the same
+// losses, gradients and, after a few AdamW steps, weights on 1, 2 and 3 threads, bit for bit;
+// the router losses those of the whole microbatch exactly, and the gradients those of
+// Model::forward_backward on all the texts up to the order of the sums.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "trainer/error.h"
+#include "trainer/memory/tracker.h"
+#include "trainer/model/model.h"
+#include "trainer/ops/cpu_backend.h"
+#include "trainer/optim/adamw.h"
+#include "trainer/train/split_step.h"
+
+namespace onegpu::trainer {
+namespace {
+
+Batch random_batch(int vocab, int B, int S, std::uint64_t seed) {
+  Rng rng(seed);
+  Batch b;
+  b.B = B;
+  b.S = S;
+  for (int i = 0; i < B * S; ++i) {
+    b.inputs.push_back((std::int32_t)(rng.next() % (std::uint64_t)vocab));
+    // a few ignored targets, as padding makes them
+    b.targets.push_back(i % 7 == 3 ? -1 : (std::int32_t)(rng.next() % (std::uint64_t)vocab));
+  }
+  return b;
+}
+
+Batch texts(const Batch& b, int first, int n) {
+  Batch out;
+  out.B = n;
+  out.S = b.S;
+  out.inputs.assign(b.inputs.begin() + (long)first * b.S, b.inputs.begin() + (long)(first + n) * b.S);
+  out.targets.assign(b.targets.begin() + (long)first * b.S, b.targets.begin() + (long)(first + n) * b.S);
+  return out;
+}
+
+bool same(const std::vector<float>& a, const float* b) { return std::memcmp(a.data(), b, a.size() * 4) == 0; }
+bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+struct Run {
+  double ce = 0.0, aux = 0.0;
+  std::vector<float> grads, master;  // after the first step; after every step
+};
+
+// `steps` steps of two microbatches of `per` texts on `threads` threads: zeroed gradients,
+// SplitStep, AdamW, as Trainer::step does them.
+Run run(const ModelConfig& c, int per, int threads, int steps) {
+  MemoryTracker mt;
+  CpuBackend be(mt, threads);
+  Model m(c, be, mt, 11);
+  SplitStep split(m, mt, be.pool(), per);
+  EXPECT_EQ(split.shards(), std::min(SplitStep::kShards, per));
+  EXPECT_EQ(split.workers(), std::min(threads, split.shards()));
+  AdamWConfig opt;
+  opt.total_steps = steps;
+  const LossScales sc{1.f / 97, 0.5f};
+  Run r;
+  for (int s = 0; s < steps; ++s) {
+    zero_grads(m.params(), be.pool());
+    const SplitStep::Losses l = split.forward_backward(random_batch(c.vocab, 2 * per, c.seq_len, 40 + s), 2, sc);
+    if (s == 0) {
+      r.ce = l.ce_sum;
+      r.aux = l.aux_sum;
+      r.grads.assign(m.params().grads.data(), m.params().grads.data() + m.params().count());
+    }
+    adamw_update(m.params(), opt, s, be.pool());
+  }
+  r.master.assign(m.params().master.data(), m.params().master.data() + m.params().count());
+  return r;
+}
+
+void expect_same_on_every_thread_count(const ModelConfig& c, int per, int steps) {
+  SCOPED_TRACE(testing::Message() << c.name << " " << c.n_layers << " layers, " << per << " texts");
+  const Run one = run(c, per, 1, steps);
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    const Run t = run(c, per, threads, steps);
+    EXPECT_TRUE(same(one.ce, t.ce)) << one.ce << " " << t.ce;
+    EXPECT_TRUE(same(one.aux, t.aux)) << one.aux << " " << t.aux;
+    EXPECT_TRUE(same(one.grads, t.grads.data()));
+    EXPECT_TRUE(same(one.master, t.master.data()));
+  }
+}
+
+TEST(SplitStep, StoryGivesTheSameBitsOnOneTwoAndThreeThreads) {
+  ModelConfig c = model_preset("story");
+  c.vocab = 300;
+  c.seq_len = 32;
+  expect_same_on_every_thread_count(c, 4, 3);
+  expect_same_on_every_thread_count(c, 3, 2);  // shards of 1 and 2 texts
+  expect_same_on_every_thread_count(c, 1, 2);  // one text: one shard
+}
+
+TEST(SplitStep, ScaleGivesTheSameBitsOnOneTwoAndThreeThreads) {
+  ModelConfig c = model_preset("scale");
+  c.vocab = 200;
+  c.seq_len = 16;
+  c.n_layers = 4;
+  expect_same_on_every_thread_count(c, 4, 3);
+  c.n_layers = 1;
+  expect_same_on_every_thread_count(c, 2, 2);
+}
+
+TEST(SplitStep, WholeMicrobatchesUpToTheOrderOfTheSums) {
+  // Model::forward_backward on each microbatch's texts at once, on one thread: the router losses
+  // are bit for bit the same (joined over the shards), the rest differs by rounding only.
+  ModelConfig c = model_preset("story");
+  c.vocab = 300;
+  c.seq_len = 32;
+  const int per = 4;
+  const Batch batch = random_batch(c.vocab, 2 * per, c.seq_len, 40);
+  const LossScales sc{1.f / 97, 0.5f};
+  MemoryTracker mt1, mt2;
+  CpuBackend one(mt1), two(mt2, 2);
+  Model a(c, one, mt1, 11), b(c, two, mt2, 11);
+  MicrobatchState sa;
+  double ce = 0.0, aux = 0.0;
+  for (int micro = 0; micro < 2; ++micro) {
+    a.forward_backward(sa, texts(batch, micro * per, per), sc);
+    ce += sa.ce_sum;
+    aux += sa.aux_sum;
+  }
+  SplitStep split(b, mt2, two.pool(), per);
+  const SplitStep::Losses l = split.forward_backward(batch, 2, sc);
+  EXPECT_TRUE(same(aux, l.aux_sum)) << aux << " " << l.aux_sum;
+  EXPECT_NEAR(ce, l.ce_sum, 1e-12 * ce);
+  EXPECT_FALSE(same(ce, l.ce_sum) && std::memcmp(a.params().grads.data(), b.params().grads.data(),
+                                                 (std::size_t)a.params().count() * 4) == 0)
+      << "expected some rounding difference: is the microbatch still cut into shards?";
+  double worst = 0.0, largest = 0.0;
+  for (std::int64_t i = 0; i < a.params().count(); ++i) {
+    largest = std::max(largest, (double)std::abs(a.params().grads[i]));
+    worst = std::max(worst, (double)std::abs(a.params().grads[i] - b.params().grads[i]));
+  }
+  EXPECT_GT(largest, 0.0);
+  EXPECT_LT(worst, 1e-5 * largest);
+}
+
+TEST(SplitStep, AFailingShardLeavesTheStepUsable) {
+  ModelConfig c = model_preset("story");
+  c.vocab = 300;
+  c.seq_len = 32;
+  MemoryTracker mt;
+  CpuBackend pooled(mt, 2);
+  Model m(c, pooled, mt, 11);
+  SplitStep split(m, mt, pooled.pool(), 2);
+  Batch bad = random_batch(c.vocab, 2, c.seq_len, 3);
+  bad.inputs.back() = c.vocab;  // the second shard's text holds a token outside the vocabulary
+  EXPECT_THROW(split.forward_backward(bad, 1, {1.f, 1.f}), Error);
+  // The object is usable again, and a good batch gives a fresh object's numbers.
+  Batch good = random_batch(c.vocab, 2, c.seq_len, 3);
+  m.params().zero_grads();
+  EXPECT_NO_THROW(split.forward_backward(good, 1, {1.f, 1.f}));
+  std::vector<float> g(m.params().grads.data(), m.params().grads.data() + m.params().count());
+  MemoryTracker mt2;
+  CpuBackend pooled2(mt2, 2);
+  Model m2(c, pooled2, mt2, 11);
+  SplitStep fresh(m2, mt2, pooled2.pool(), 2);
+  fresh.forward_backward(good, 1, {1.f, 1.f});
+  EXPECT_TRUE(same(g, m2.params().grads.data()));
+  EXPECT_THROW(split.forward_backward(random_batch(c.vocab, 3, c.seq_len, 3), 1, {1.f, 1.f}), Error);
+}
+
+}  // namespace
+}  // namespace onegpu::trainer
