@@ -516,6 +516,37 @@ double Model::join_router_losses(const std::vector<MicrobatchState*>& shards) co
   return aux_sum;
 }
 
+void Model::add_weight_piece(int piece, const MicrobatchState& st, Backend& be) {
+  if (piece < 0 || piece >= weight_piece_count()) throw Error("add_weight_piece: no such piece");
+  float* g = params_.grads.data();
+  const int D = cfg_.d_model, T = st.T;
+  if (piece == kHeadPiece) {
+    if (st.dlogits_head.empty()) throw Error("add_weight_piece: the head's gradient was not kept");
+    be.matmul(st.h_f.data(), st.dlogits_head.data(), g + params_.head_offset(), D, T, cfg_.vocab, true, false, true);
+    return;
+  }
+  if (piece == kEmbedPiece) {
+    if (st.dx.empty()) throw Error("add_weight_piece: the embedding's gradient was not kept");
+    be.embedding_backward(st.batch.inputs.data(), st.dx.data(), g + params_.embed_offset(), T, D);
+    return;
+  }
+  const int per = 3 + cfg_.n_experts, l = (piece - 2) / per, p = (piece - 2) % per;
+  check_layer(l);
+  const auto& L = params_.layer_layout();
+  const LayerCache& c = st.layers.at((std::size_t)l);
+  if (!c.weight_pending) throw Error("add_weight_piece before layer_backward_input");
+  float* gl = g + params_.layer_offset(l);
+  const MoeGrads mg{gl + L.router, gl + L.experts, (long)L.expert_stride};
+  if (p == 0)
+    be.matmul(c.h1.data(), c.dqkv.data(), gl + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
+  else if (p == 1)
+    be.matmul(c.att.data(), c.dx_mid.data(), gl + L.wo, D, T, D, true, false, true);  // dWo += att^T dx
+  else if (p == 2)
+    moe_route_backward_weight(be, moe_shape(T), c.h2.data(), c.dlogits.data(), mg);
+  else
+    moe_expert_backward_weight(be, moe_shape(T), c.routing, c.experts, c.dy.data(), c.du.data(), mg, p - 3);
+}
+
 void Model::forward(MicrobatchState& st, const Batch& b) {
   begin(st, b);
   embed_forward(st);

@@ -152,12 +152,21 @@ class Model {
   // ---- whole model ----
   // Forward and backward of one microbatch; gradients accumulate into params().grads.
   void forward_backward(MicrobatchState& st, const Batch& b, const LossScales& sc);
-  // A microbatch run as shards, each holding some of its texts (trainer/train/split_step.h):
-  // once every shard's forward is done, gives each shard's routing the whole microbatch's token
+  // ---- a microbatch run as shards, each holding some of its texts (trainer/train/split_step.h) ----
+  // Once every shard's forward is done: gives each shard's routing the whole microbatch's token
   // and per-expert row counts (the router losses average over them, and so do their gradients)
-  // and returns the microbatch's router losses: bit for bit the aux_sum of a forward on all its
+  // and returns the microbatch's router losses, bit for bit the aux_sum of a forward on all its
   // texts at once. Shards in text order.
   double join_router_losses(const std::vector<MicrobatchState*>& shards) const;
+  // The weight gradients of a shard that ran head_forward(defer_weight) and
+  // layer_backward_input on every block, keeping st.dx (no embed_backward), come in pieces: the
+  // head, the embedding table, and per block its qkv weights, its output projection, its router
+  // and each expert. add_weight_piece adds one piece from st's rows to params().grads on `be`;
+  // pieces touch disjoint weights, so different pieces may run at once.
+  static constexpr int kHeadPiece = 0, kEmbedPiece = 1;
+  int weight_piece_count() const { return first_weight_piece(cfg_.n_layers); }
+  int first_weight_piece(int l) const { return 2 + l * (3 + cfg_.n_experts); }  // block l's: 3 + n_experts
+  void add_weight_piece(int piece, const MicrobatchState& st, Backend& be);
   // Forward only: summed cross-entropy and target count. Keeps st's caches (for probes).
   void forward(MicrobatchState& st, const Batch& b);
 

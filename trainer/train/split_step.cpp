@@ -3,37 +3,50 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <new>
 
 #include "trainer/error.h"
 
 namespace onegpu::trainer {
 
-namespace {
-constexpr std::int64_t kChunk = 1 << 15;  // floats a task adds
-
-}  // namespace
-
-SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts) : m_(m), pool_(pool), texts_(texts) {
+SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
+    : m_(m), pool_(pool), threads_(pool ? pool->threads() : 1), texts_(texts) {
   if (texts < 1) throw Error("split step: a microbatch needs a text");
+  const ModelConfig& c = m.config();
+  const ParamStore& P = m.params();
+  if (P.expert_count() != c.n_experts || !P.has_embedding() || !P.has_head())
+    throw Error("split step: needs the whole model");
   const int K = std::min(kShards, texts);
   states_.resize((std::size_t)K);
-  const std::int64_t n = m.params().count();
+  for (int b = 0; b < std::max(K, threads_); ++b) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
+  norms_.push_back({P.final_norm_offset(), c.d_model});
+  for (int l = 0; l < c.n_layers; ++l) {
+    norms_.push_back({P.layer_offset(l) + P.layer_layout().norm1, c.d_model});
+    norms_.push_back({P.layer_offset(l) + P.layer_layout().norm2, c.d_model});
+  }
   for (int k = 0; k < K; ++k) {
-    backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
-    states_[(std::size_t)k].backend = backends_.back().get();
+    states_[(std::size_t)k].backend = backends_[(std::size_t)k].get();
     if (k > 0) {
-      grads_.emplace_back((std::size_t)n, 0.f);
-      states_[(std::size_t)k].grads = grads_.back().data();
+      auto* p = static_cast<float*>(std::calloc((std::size_t)P.count(), sizeof(float)));
+      if (!p) throw std::bad_alloc();
+      norm_grads_.emplace_back(p);
+      states_[(std::size_t)k].grads = p;
     }
   }
 }
 
-int SplitStep::workers() const { return std::min(pool_ ? pool_->threads() : 1, shards()); }
+void SplitStep::run_on_workers(int n, const std::function<void(int)>& f) {
+  if (pool_ && n > 1)
+    pool_->parallel_for(n, f);
+  else
+    for (int i = 0; i < n; ++i) f(i);
+}
 
 void SplitStep::start(const Batch& mb) {
   if (mb.B != texts_) throw Error("split step: a microbatch holds " + std::to_string(texts_) + " texts");
+  for (auto& g : norm_grads_)  // zero unless a microbatch stopped part way
+    for (auto [o, n] : norms_) std::memset(g.get() + o, 0, sizeof(float) * (std::size_t)n);
   const int K = shards();
-  dirty_ = true;
   for (int k = 0; k < K; ++k) {
     // Shard k's texts: [k * texts / K, (k + 1) * texts / K).
     const int t0 = k * texts_ / K, t1 = (k + 1) * texts_ / K;
@@ -54,17 +67,13 @@ void SplitStep::start(const Batch& mb) {
 void SplitStep::each(const std::function<void(MicrobatchState&)>& f) {
   const int K = shards();
   std::vector<std::exception_ptr> errors((std::size_t)K);
-  auto run = [&](int k) {
+  run_on_workers(K, [&](int k) {
     try {
       f(states_[(std::size_t)k]);
     } catch (...) {
       errors[(std::size_t)k] = std::current_exception();
     }
-  };
-  if (pool_ && K > 1)
-    pool_->parallel_for(K, run);
-  else
-    for (int k = 0; k < K; ++k) run(k);
+  });
   for (auto& e : errors)
     if (e) {
       for (auto& st : states_) Model::release(st);
@@ -90,52 +99,42 @@ int SplitStep::n_targets() const {
   return n;
 }
 
-void SplitStep::reduce() {
-  // grads += shard 1 + shard 2 + ..., each element in shard order; the shards' buffers are
-  // cleared in the same pass, ready for the next step. Chunks split the elements over threads.
-  float* g = m_.params().grads.data();
-  const std::int64_t n = m_.params().count(), chunks = (n + kChunk - 1) / kChunk;
-  auto add = [&](int c) {
-    const std::int64_t a = c * kChunk, b = std::min(n, a + kChunk);
-    for (auto& s : grads_) {
-      float* p = s.data();
-      for (std::int64_t i = a; i < b; ++i) g[i] += p[i];
-      std::memset(p + a, 0, sizeof(float) * (std::size_t)(b - a));
+void SplitStep::add_pieces(int first, int count) {
+  // Each worker claims the next piece nobody has; a piece is one worker's from start to end.
+  const int W = std::min(threads_, count);
+  std::atomic<int> next{0};
+  std::vector<std::exception_ptr> errors((std::size_t)std::max(W, 1));
+  run_on_workers(W, [&](int w) {
+    try {
+      for (int i; (i = next.fetch_add(1)) < count;)
+        for (const auto& st : states_) m_.add_weight_piece(first + i, st, *backends_[(std::size_t)w]);
+    } catch (...) {
+      errors[(std::size_t)w] = std::current_exception();
+      next.store(count);
     }
-  };
-  if (pool_)
-    pool_->parallel_for((int)chunks, add);
-  else
-    for (int c = 0; c < (int)chunks; ++c) add(c);
+  });
+  for (auto& e : errors)
+    if (e) {
+      for (auto& st : states_) Model::release(st);
+      std::rethrow_exception(e);
+    }
 }
 
-void SplitStep::finish() {
-  if (dirty_ && !grads_.empty()) reduce();
-  dirty_ = false;
-}
-
-void SplitStep::clear() {
-  if (dirty_)
-    for (auto& s : grads_) std::fill(s.begin(), s.end(), 0.f);
-  dirty_ = false;
+void SplitStep::finish_microbatch() {
+  float* g = m_.params().grads.data();
+  for (auto& s : norm_grads_)
+    for (auto [o, n] : norms_)
+      for (std::int64_t i = o; i < o + n; ++i) {
+        g[i] += s.get()[i];
+        s.get()[i] = 0.f;
+      }
+  for (auto& st : states_) Model::release(st);
 }
 
 SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatches, const LossScales& sc) {
   const int S = batch.S;
   if (microbatches < 1 || batch.B != microbatches * texts_)
     throw Error("split step: the batch must hold " + std::to_string(texts_) + " texts a microbatch");
-  clear();
-  // Every weight widened once, and each transpose made once, for all shards.
-  weights_.refresh(m_.params(), pool_);
-  struct Unset {
-    SplitStep& s;
-    ~Unset() {
-      s.m_.set_wide_weights(nullptr);
-      for (auto& be : s.backends_) be->set_transposes(nullptr);
-    }
-  } unset{*this};
-  m_.set_wide_weights(&weights_);
-  for (auto& be : backends_) be->set_transposes(&weights_);
   Losses out;
   const int L = m_.config().n_layers;
   for (int r = 0; r < microbatches; ++r) {
@@ -152,15 +151,14 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
     });
     const double aux = join();
     each([&](MicrobatchState& st) {
-      m_.head_forward(st, true, sc);
-      for (int l = L - 1; l >= 0; --l) m_.layer_backward(l, st, sc);
-      m_.embed_backward(st);
-      Model::release(st);
+      m_.head_forward(st, true, sc, /*defer_weight=*/true);
+      for (int l = L - 1; l >= 0; --l) m_.layer_backward_input(l, st, sc);
     });
+    add_pieces(0, m_.weight_piece_count());
+    finish_microbatch();
     out.ce_sum += ce_sum();
     out.aux_sum += aux;
   }
-  finish();
   return out;
 }
 

@@ -1,24 +1,32 @@
 #pragma once
 // The forward and backward of a training step on the CPU, on every thread of a pool. Each
 // microbatch's texts are cut into a fixed number of shards (kShards, fewer only when the
-// microbatch has fewer texts), whatever the thread count: a shard runs the whole forward and
-// backward of its texts on a backend of its own, without waiting for another, adding its
-// gradients into a buffer of its own; at the end of the step the shards' buffers are added to
-// the model's gradients in shard order. One thread runs the same shards one after another, so
-// 1, 2 or 3 threads give the same bits, and two threads run two shards at once.
-// The only meeting is once a microbatch, between its forward and its backward: the router's
-// load-balancing and z losses average over the whole microbatch (Model::join_router_losses).
-// Trainer::step, StepRunner's pieces on the CPU and bench/train all run it.
+// microbatch has fewer texts), whatever the thread count, and a step runs in three phases:
+// - every shard runs the forward of its texts on a backend of its own, shards at once;
+// - the router losses, which average over the whole microbatch, are joined
+//   (Model::join_router_losses);
+// - every shard runs its backward without the weight gradients (Model::layer_backward_input),
+//   shards at once; the norm gains' gradients go into the shard's own buffer;
+// - the weight gradients, in pieces (Model::add_weight_piece: the head, the embedding, and per
+//   block its attention weights, router and each expert), are shared out among the threads,
+//   and each piece adds shard 0's rows and then shard 1's to the model's gradients; then the
+//   shards' norm gains are added in shard order.
+// Every sum therefore runs in an order that depends on the shards, never on the threads: 1, 2
+// or 3 threads give the same bits, and two threads run two shards, then two pieces, at once
+// without waiting on each other. Trainer::step, StepRunner's pieces on the CPU and bench/train
+// all run it.
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "trainer/memory/tracker.h"
 #include "trainer/model/model.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/ops/thread_pool.h"
-#include "trainer/train/step_weights.h"
 
 namespace onegpu::trainer {
 
@@ -32,7 +40,7 @@ class SplitStep {
   SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts);
   int shards() const { return (int)states_.size(); }
   // Threads that run shards at once.
-  int workers() const;
+  int workers() const { return std::min(threads_, shards()); }
 
   struct Losses {
     double ce_sum = 0.0;   // summed cross-entropy of every microbatch, added in microbatch order
@@ -43,8 +51,6 @@ class SplitStep {
   Losses forward_backward(const Batch& batch, int microbatches, const LossScales& sc);
 
   // ---- the same step a piece at a time (StepRunner); the same numbers ----
-  // Before a step: the shards' gradients zero (they are unless a step stopped part way).
-  void clear();
   // Microbatch `mb` (`texts` texts): each shard starts on its texts.
   void start(const Batch& mb);
   // f on every shard, shards on the pool's threads at once. If any throws, every shard is
@@ -55,22 +61,29 @@ class SplitStep {
   // After the head: the microbatch's summed cross-entropy (shards added in order) and targets.
   double ce_sum() const;
   int n_targets() const;
-  // After the last microbatch: the shards' gradients added to the model's, in shard order.
-  void finish();
+  // Weight pieces [first, first + count) of every shard (Model::add_weight_piece), shared out
+  // among the threads; each piece adds the shards' rows in shard order.
+  void add_pieces(int first, int count);
+  // After the microbatch's last piece: the shards' norm gains added to the model's, in shard
+  // order, and every shard's activations freed.
+  void finish_microbatch();
 
  private:
-  void reduce();
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  void run_on_workers(int n, const std::function<void(int)>& f);
   Model& m_;
   ThreadPool* pool_;
+  int threads_;
   int texts_;
-  std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard
+  std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
   std::vector<MicrobatchState> states_;                // one a shard
-  // Shards 1.. add into these (shard 0 into the model's own gradients): fp32, one model's worth
-  // each, outside the tracker like any host-side bookkeeping of the CPU's threads (the memory
-  // figures stay those of one device running the step). All zero between steps.
-  std::vector<std::vector<float>> grads_;
-  bool dirty_ = false;  // grads_ may hold a step's partial sums (one that failed or stopped)
-  StepWeights weights_;  // forward_backward's: fp32 weights and their transposes, once a step
+  // Shards 1.. write their norm gains' gradients here (shard 0 into the model's): a model's
+  // layout from calloc, of which only the norms' pages are ever touched. Host memory outside
+  // the tracker; zero between microbatches.
+  std::vector<std::unique_ptr<float, Free>> norm_grads_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> norms_;  // offset and length of each gain
 };
 
 }  // namespace onegpu::trainer

@@ -34,7 +34,6 @@ StepRunner::StepRunner(Trainer& t, Batch batch) : t_(t), full_(std::move(batch))
   for (auto v : full_.targets) targets_ += v >= 0;
   sc_ = LossScales{1.f / (float)std::max(1, targets_), 1.f / (float)M_};
   t_.tracker_.reset_peaks();
-  if (t_.split_) t_.split_->clear();
   if (t_.cpu_)
     zero_grads(t_.model_->params(), t_.cpu_->pool());
   else  // gradients on a device are cleared there
@@ -100,22 +99,36 @@ Piece StepRunner::run_next() {
     case PieceKind::LayerForward: on_each([&](MicrobatchState& st) { m.layer_forward(p.layer, st); }); break;
     case PieceKind::Head: {
       const double aux = sp ? sp->join() : 0.0;
-      on_each([&](MicrobatchState& st) { m.head_forward(st, true, sc_); });
+      on_each([&](MicrobatchState& st) { m.head_forward(st, true, sc_, /*defer_weight=*/sp != nullptr); });
+      if (sp) {
+        sp->add_pieces(Model::kHeadPiece, 1);
+        sp->each([](MicrobatchState& st) { st.dlogits_head = {}; });  // read by the head's piece only
+      }
       const double ce = sp ? sp->ce_sum() : st_.ce_sum;
       p.loss = ce / std::max(1, sp ? sp->n_targets() : st_.n_targets);
       ce_ += ce;
       aux_ += sp ? aux : st_.aux_sum;
       break;
     }
-    case PieceKind::LayerBackward: on_each([&](MicrobatchState& st) { m.layer_backward(p.layer, st, sc_); }); break;
+    case PieceKind::LayerBackward:
+      if (sp) {  // the input part on every shard, then the block's weight pieces
+        sp->each([&](MicrobatchState& st) { m.layer_backward_input(p.layer, st, sc_); });
+        sp->add_pieces(m.first_weight_piece(p.layer), m.first_weight_piece(p.layer + 1) - m.first_weight_piece(p.layer));
+        sp->each([&](MicrobatchState& st) { st.layers[(std::size_t)p.layer] = LayerCache{}; });
+      } else {
+        m.layer_backward(p.layer, st_, sc_);
+      }
+      break;
     case PieceKind::EmbedBackward:
-      on_each([&](MicrobatchState& st) {
-        m.embed_backward(st);
-        Model::release(st);
-      });
+      if (sp) {
+        sp->add_pieces(Model::kEmbedPiece, 1);
+        sp->finish_microbatch();
+      } else {
+        m.embed_backward(st_);
+        Model::release(st_);
+      }
       break;
     case PieceKind::Update: {
-      if (sp) sp->finish();
       UpdateStats u = t_.cpu_ ? adamw_update(m.params(), t_.opt_.optim, t_.step_, t_.cpu_->pool())
                               : adamw_update(m.params(), t_.opt_.optim, t_.step_, *t_.backend_);
       ++t_.step_;
