@@ -78,6 +78,7 @@ void Model::release(MicrobatchState& st) {
   st.rstd_f = {};
   st.h_f = {};
   st.dlogits_head = {};
+  st.dh_final = {};
   st.logits = {};
 }
 
@@ -242,12 +243,14 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
   Buffer<float> dlogits = act(mt_, (std::size_t)T * V);
   st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
   Buffer<float> dh = act(mt_, (std::size_t)T * D);
-  float* g = grads(st);
+  float* g = params_.grads.data();
   if (!defer_weight) be.matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
   be.matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
+  std::vector<float> unused(st.defer_norms ? (std::size_t)D : 0);  // the gain's gradient comes later
   be.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
-                      g + params_.final_norm_offset(), T, D);
+                      st.defer_norms ? unused.data() : g + params_.final_norm_offset(), T, D);
+  if (st.defer_norms) st.dh_final = std::move(dh);
   st.logits = {};
   if (defer_weight) st.dlogits_head = std::move(dlogits);
 }
@@ -255,7 +258,7 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
 void Model::head_backward_weight(MicrobatchState& st) {
   Backend& be = backend(st);
   if (st.dlogits_head.empty()) throw Error("head_backward_weight without a deferred head_forward");
-  float* g = grads(st) + params_.head_offset();
+  float* g = params_.grads.data() + params_.head_offset();
   be.matmul(st.h_f.data(), st.dlogits_head.data(), g, cfg_.d_model, st.T, cfg_.vocab, true, false, true);  // dWh += h^T dl
   st.dlogits_head = {};
 }
@@ -299,9 +302,10 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   Backend& be = backend(st);
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
-  float* g = grads(st) + params_.layer_offset(l);
+  float* g = params_.grads.data() + params_.layer_offset(l);
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
+  std::vector<float> unused(st.defer_norms ? (std::size_t)D : 0);  // the gains' gradients come later
   MoeShape s = moe_shape(T);
   moe_dispatch_backward(be, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
@@ -309,10 +313,11 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
                            sc.aux_scale, c.dh2.data(), c.dlogits.data());
   {
     Buffer<float> dtmp = act(mt_, TD);
-    be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(), g + L.norm2, T, D);
+    be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(),
+                        st.defer_norms ? unused.data() : g + L.norm2, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
-  c.dh2 = {};
+  if (!st.defer_norms) c.dh2 = {};
   c.dxe = {};
   c.dgate = {};
   c.experts.u = {};
@@ -327,16 +332,21 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
     be.attention_backward(c.qkv.data(), c.probs.data(), datt.data(), c.dqkv.data(), B, S, H, dh);
     be.rope(c.dqkv.data(), T, S, H, dh, true);
     be.matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
-    be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(), g + L.norm1, T, D);
+    be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(),
+                        st.defer_norms ? unused.data() : g + L.norm1, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
+    if (st.defer_norms) c.dh1 = std::move(dh1);
   }
-  // Keep only what the weight part reads: h1, att, h2, routing, expert inputs and activations.
-  c.x_in = {};
-  c.rstd1 = {};
+  // Keep only what the weight part reads: h1, att, h2, routing, expert inputs and activations
+  // (and the norms' inputs when their gains' gradients come later).
   c.qkv = {};
   c.probs = {};
-  c.x_mid = {};
-  c.rstd2 = {};
+  if (!st.defer_norms) {
+    c.x_in = {};
+    c.rstd1 = {};
+    c.x_mid = {};
+    c.rstd2 = {};
+  }
   c.filled = false;
   c.weight_pending = true;
 }
@@ -348,7 +358,7 @@ void Model::layer_backward_weight(int l, MicrobatchState& st) {
   if (!c.weight_pending) throw Error("layer_backward_weight before layer_backward_input");
   const int T = st.T, D = cfg_.d_model;
   const auto& L = params_.layer_layout();
-  float* g = grads(st) + params_.layer_offset(l);
+  float* g = params_.grads.data() + params_.layer_offset(l);
   MoeShape s = moe_shape(T);
   if (!c.du.empty())  // the experts ran here (not on other ranks)
     moe_experts_backward_weight(be, s, c.routing, c.experts, c.dy.data(), c.du.data(),
@@ -430,7 +440,7 @@ void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
   Backend& be = backend(st);
   LayerCache& c = st.layers[l];
   const auto& L = params_.layer_layout();
-  float* g = grads(st) + params_.layer_offset(l) + L.experts;
+  float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
   moe_experts_backward(be, mt_, moe_shape(st.T), c.routing, MoeWeights{nullptr, we, (long)L.expert_stride},
                        c.experts, c.dy.data(), c.dxe.data(), MoeGrads{nullptr, g, (long)L.expert_stride});
 }
@@ -440,7 +450,7 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
   LayerCache& c = st.layers[l];
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
-  float* g = grads(st) + params_.layer_offset(l);
+  float* g = params_.grads.data() + params_.layer_offset(l);
   std::size_t TD = (std::size_t)T * D;
   MoeShape s = moe_shape(T);
   {
@@ -477,7 +487,7 @@ void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, cons
 void Model::embed_backward(MicrobatchState& st) {
   Backend& be = backend(st);
   if (!params_.has_embedding()) throw Error("embedding is not held by this model shard");
-  be.embedding_backward(st.batch.inputs.data(), st.dx.data(), grads(st) + params_.embed_offset(), st.T, cfg_.d_model);
+  be.embedding_backward(st.batch.inputs.data(), st.dx.data(), params_.grads.data() + params_.embed_offset(), st.T, cfg_.d_model);
   st.dx = {};
 }
 
@@ -520,22 +530,33 @@ void Model::add_weight_piece(int piece, const MicrobatchState& st, Backend& be) 
   if (piece < 0 || piece >= weight_piece_count()) throw Error("add_weight_piece: no such piece");
   float* g = params_.grads.data();
   const int D = cfg_.d_model, T = st.T;
+  // A norm gain's gradient: the backward's own call again, its input gradient thrown away.
+  auto norm_gain = [&](std::int64_t offset, const float* x, const float* rstd, const float* dy) {
+    if (!st.defer_norms || !dy) throw Error("add_weight_piece: the norm's gradient was not kept");
+    auto w = view(be, offset, D);
+    Buffer<float> unused = act(mt_, (std::size_t)T * D);
+    be.rmsnorm_backward(x, w.p, rstd, dy, unused.data(), g + offset, T, D);
+  };
   if (piece == kHeadPiece) {
     if (st.dlogits_head.empty()) throw Error("add_weight_piece: the head's gradient was not kept");
     be.matmul(st.h_f.data(), st.dlogits_head.data(), g + params_.head_offset(), D, T, cfg_.vocab, true, false, true);
     return;
   }
+  if (piece == kFinalNormPiece)
+    return norm_gain(params_.final_norm_offset(), st.x_final.data(), st.rstd_f.data(),
+                     st.dh_final.empty() ? nullptr : st.dh_final.data());
   if (piece == kEmbedPiece) {
     if (st.dx.empty()) throw Error("add_weight_piece: the embedding's gradient was not kept");
     be.embedding_backward(st.batch.inputs.data(), st.dx.data(), g + params_.embed_offset(), T, D);
     return;
   }
-  const int per = 3 + cfg_.n_experts, l = (piece - 2) / per, p = (piece - 2) % per;
+  const int per = 5 + cfg_.n_experts, l = (piece - kEmbedPiece - 1) / per, p = (piece - kEmbedPiece - 1) % per;
   check_layer(l);
   const auto& L = params_.layer_layout();
   const LayerCache& c = st.layers.at((std::size_t)l);
   if (!c.weight_pending) throw Error("add_weight_piece before layer_backward_input");
-  float* gl = g + params_.layer_offset(l);
+  const std::int64_t base = params_.layer_offset(l);
+  float* gl = g + base;
   const MoeGrads mg{gl + L.router, gl + L.experts, (long)L.expert_stride};
   if (p == 0)
     be.matmul(c.h1.data(), c.dqkv.data(), gl + L.wqkv, D, T, 3 * D, true, false, true);  // dWqkv += h1^T dqkv
@@ -543,8 +564,12 @@ void Model::add_weight_piece(int piece, const MicrobatchState& st, Backend& be) 
     be.matmul(c.att.data(), c.dx_mid.data(), gl + L.wo, D, T, D, true, false, true);  // dWo += att^T dx
   else if (p == 2)
     moe_route_backward_weight(be, moe_shape(T), c.h2.data(), c.dlogits.data(), mg);
+  else if (p == 3)
+    norm_gain(base + L.norm1, c.x_in.data(), c.rstd1.data(), c.dh1.empty() ? nullptr : c.dh1.data());
+  else if (p == 4)
+    norm_gain(base + L.norm2, c.x_mid.data(), c.rstd2.data(), c.dh2.empty() ? nullptr : c.dh2.data());
   else
-    moe_expert_backward_weight(be, moe_shape(T), c.routing, c.experts, c.dy.data(), c.du.data(), mg, p - 3);
+    moe_expert_backward_weight(be, moe_shape(T), c.routing, c.experts, c.dy.data(), c.du.data(), mg, p - 5);
 }
 
 void Model::forward(MicrobatchState& st, const Batch& b) {

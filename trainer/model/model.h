@@ -28,6 +28,7 @@ struct LayerCache {
   ExpertCache experts;
   Buffer<float> dy, dgate, dxe, dh2;  // backward of the MoE branch, between its pieces
   Buffer<float> du, dlogits, dx_mid, dqkv;  // zero-bubble: kept by the input part for the weight part
+  Buffer<float> dh1;  // MicrobatchState::defer_norms: the norm1 gain's incoming gradient
   bool filled = false;
   bool weight_pending = false;  // layer_backward_input ran, layer_backward_weight has not
 };
@@ -52,9 +53,11 @@ struct MicrobatchState {
   std::vector<float> probe_logits;
   // Where this state's ops run: null = the model's backend. A worker thread points it at its own.
   Backend* backend = nullptr;
-  // Where this state's gradients accumulate: null = the model's (params().grads). A shard of a
-  // microbatch (trainer/train/split_step.h) points it at a buffer of its own, laid out the same.
-  float* grads = nullptr;
+  // A shard of a microbatch (trainer/train/split_step.h): head_forward and
+  // layer_backward_input leave the norm gains' gradients to add_weight_piece, keeping what it
+  // reads (the norms' inputs, rstd and incoming gradients: dh_final, and per block dh1, dh2).
+  bool defer_norms = false;
+  Buffer<float> dh_final;
 };
 
 // How the microbatch's losses enter the objective that backward differentiates:
@@ -160,12 +163,14 @@ class Model {
   double join_router_losses(const std::vector<MicrobatchState*>& shards) const;
   // The weight gradients of a shard that ran head_forward(defer_weight) and
   // layer_backward_input on every block, keeping st.dx (no embed_backward), come in pieces: the
-  // head, the embedding table, and per block its qkv weights, its output projection, its router
-  // and each expert. add_weight_piece adds one piece from st's rows to params().grads on `be`;
-  // pieces touch disjoint weights, so different pieces may run at once.
-  static constexpr int kHeadPiece = 0, kEmbedPiece = 1;
+  // head, the final norm's gain, the embedding table, and per block its qkv weights, its output
+  // projection, its router, its two norm gains (with st.defer_norms) and each expert.
+  // add_weight_piece adds one piece from st's rows to params().grads on `be`, with the very ops
+  // (and so the bits) the unsplit backward adds them with; pieces touch disjoint weights, so
+  // different pieces may run at once.
+  static constexpr int kHeadPiece = 0, kFinalNormPiece = 1, kEmbedPiece = 2;
   int weight_piece_count() const { return first_weight_piece(cfg_.n_layers); }
-  int first_weight_piece(int l) const { return 2 + l * (3 + cfg_.n_experts); }  // block l's: 3 + n_experts
+  int first_weight_piece(int l) const { return 3 + l * (5 + cfg_.n_experts); }  // block l's: 5 + n_experts
   void add_weight_piece(int piece, const MicrobatchState& st, Backend& be);
   // Forward only: summed cross-entropy and target count. Keeps st's caches (for probes).
   void forward(MicrobatchState& st, const Batch& b);
@@ -178,7 +183,6 @@ class Model {
   };
   WeightView view(Backend& be, std::int64_t offset, std::int64_t n);
   Backend& backend(const MicrobatchState& st) { return st.backend ? *st.backend : *be_; }
-  float* grads(const MicrobatchState& st) { return st.grads ? st.grads : params_.grads.data(); }
   MoeShape moe_shape(int T) const;
   const float* check_layer(int l) const;  // throws unless block l is held; returns nothing useful
   // Pieces on given weights: w = block base (norms, attention, router), we = its first expert.

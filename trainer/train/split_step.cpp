@@ -1,9 +1,8 @@
 #include "trainer/train/split_step.h"
 
 #include <algorithm>
-#include <cstring>
+#include <atomic>
 #include <exception>
-#include <new>
 
 #include "trainer/error.h"
 
@@ -19,19 +18,9 @@ SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
   const int K = std::min(kShards, texts);
   states_.resize((std::size_t)K);
   for (int b = 0; b < std::max(K, threads_); ++b) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
-  norms_.push_back({P.final_norm_offset(), c.d_model});
-  for (int l = 0; l < c.n_layers; ++l) {
-    norms_.push_back({P.layer_offset(l) + P.layer_layout().norm1, c.d_model});
-    norms_.push_back({P.layer_offset(l) + P.layer_layout().norm2, c.d_model});
-  }
   for (int k = 0; k < K; ++k) {
     states_[(std::size_t)k].backend = backends_[(std::size_t)k].get();
-    if (k > 0) {
-      auto* p = static_cast<float*>(std::calloc((std::size_t)P.count(), sizeof(float)));
-      if (!p) throw std::bad_alloc();
-      norm_grads_.emplace_back(p);
-      states_[(std::size_t)k].grads = p;
-    }
+    states_[(std::size_t)k].defer_norms = true;  // the norm gains are weight pieces too
   }
 }
 
@@ -44,8 +33,6 @@ void SplitStep::run_on_workers(int n, const std::function<void(int)>& f) {
 
 void SplitStep::start(const Batch& mb) {
   if (mb.B != texts_) throw Error("split step: a microbatch holds " + std::to_string(texts_) + " texts");
-  for (auto& g : norm_grads_)  // zero unless a microbatch stopped part way
-    for (auto [o, n] : norms_) std::memset(g.get() + o, 0, sizeof(float) * (std::size_t)n);
   const int K = shards();
   for (int k = 0; k < K; ++k) {
     // Shard k's texts: [k * texts / K, (k + 1) * texts / K).
@@ -121,13 +108,6 @@ void SplitStep::add_pieces(int first, int count) {
 }
 
 void SplitStep::finish_microbatch() {
-  float* g = m_.params().grads.data();
-  for (auto& s : norm_grads_)
-    for (auto [o, n] : norms_)
-      for (std::int64_t i = o; i < o + n; ++i) {
-        g[i] += s.get()[i];
-        s.get()[i] = 0.f;
-      }
   for (auto& st : states_) Model::release(st);
 }
 

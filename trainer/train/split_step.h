@@ -6,21 +6,19 @@
 // - the router losses, which average over the whole microbatch, are joined
 //   (Model::join_router_losses);
 // - every shard runs its backward without the weight gradients (Model::layer_backward_input),
-//   shards at once; the norm gains' gradients go into the shard's own buffer;
+//   shards at once;
 // - the weight gradients, in pieces (Model::add_weight_piece: the head, the embedding, and per
-//   block its attention weights, router and each expert), are shared out among the threads,
-//   and each piece adds shard 0's rows and then shard 1's to the model's gradients; then the
-//   shards' norm gains are added in shard order.
-// Every sum therefore runs in an order that depends on the shards, never on the threads: 1, 2
-// or 3 threads give the same bits, and two threads run two shards, then two pieces, at once
-// without waiting on each other. Trainer::step, StepRunner's pieces on the CPU and bench/train
+//   block its attention weights, router, norm gains and each expert), are shared out among
+//   the threads, and each piece adds shard 0's rows and then shard 1's to the model's
+//   gradients, with the ops that add rows in order onto what is there.
+// So every gradient is bit for bit that of the whole microbatch on one thread
+// (Model::forward_backward), whatever the thread count; only the loss is the shards' sums
+// added. Two threads run two shards, then two pieces, at once without waiting on each other. Trainer::step, StepRunner's pieces on the CPU and bench/train
 // all run it.
-#include <atomic>
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include "trainer/memory/tracker.h"
@@ -64,14 +62,10 @@ class SplitStep {
   // Weight pieces [first, first + count) of every shard (Model::add_weight_piece), shared out
   // among the threads; each piece adds the shards' rows in shard order.
   void add_pieces(int first, int count);
-  // After the microbatch's last piece: the shards' norm gains added to the model's, in shard
-  // order, and every shard's activations freed.
+  // After the microbatch's last piece: every shard's activations freed.
   void finish_microbatch();
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
   void run_on_workers(int n, const std::function<void(int)>& f);
   Model& m_;
   ThreadPool* pool_;
@@ -79,11 +73,6 @@ class SplitStep {
   int texts_;
   std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
   std::vector<MicrobatchState> states_;                // one a shard
-  // Shards 1.. write their norm gains' gradients here (shard 0 into the model's): a model's
-  // layout from calloc, of which only the norms' pages are ever touched. Host memory outside
-  // the tracker; zero between microbatches.
-  std::vector<std::unique_ptr<float, Free>> norm_grads_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> norms_;  // offset and length of each gain
 };
 
 }  // namespace onegpu::trainer

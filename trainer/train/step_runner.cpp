@@ -101,8 +101,12 @@ Piece StepRunner::run_next() {
       const double aux = sp ? sp->join() : 0.0;
       on_each([&](MicrobatchState& st) { m.head_forward(st, true, sc_, /*defer_weight=*/sp != nullptr); });
       if (sp) {
-        sp->add_pieces(Model::kHeadPiece, 1);
-        sp->each([](MicrobatchState& st) { st.dlogits_head = {}; });  // read by the head's piece only
+        static_assert(Model::kFinalNormPiece == Model::kHeadPiece + 1);
+        sp->add_pieces(Model::kHeadPiece, 2);  // and the final norm's
+        sp->each([](MicrobatchState& st) {  // read by those pieces only
+          st.dlogits_head = {};
+          st.dh_final = {};
+        });
       }
       const double ce = sp ? sp->ce_sum() : st_.ce_sum;
       p.loss = ce / std::max(1, sp ? sp->n_targets() : st_.n_targets);

@@ -1,7 +1,7 @@
 // The CPU step's microbatches cut into fixed shards of their texts (SplitStep): the same
 // losses, gradients and, after a few AdamW steps, weights on 1, 2 and 3 threads, bit for bit;
-// the router losses and every weight gradient but the norm gains those of
-// Model::forward_backward on all the texts exactly, the rest up to the order of the sums.
+// the router losses and every gradient those of Model::forward_backward on all the texts
+// exactly, the cross-entropy up to the order of its sum.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,9 +107,9 @@ TEST(SplitStep, ScaleGivesTheSameBitsOnOneTwoAndThreeThreads) {
   expect_same_on_every_thread_count(c, 2, 2);
 }
 
-TEST(SplitStep, WholeMicrobatchesUpToTheOrderOfTheSums) {
+TEST(SplitStep, GradientsOfTheWholeMicrobatchBitForBit) {
   // Model::forward_backward on each microbatch's texts at once, on one thread: the router losses
-  // are bit for bit the same (joined over the shards), the loss differs by rounding only.
+  // and the gradients are bit for bit the same, the loss (shard sums added) differs by rounding.
   ModelConfig c = model_preset("story");
   c.vocab = 300;
   c.seq_len = 32;
@@ -130,31 +130,12 @@ TEST(SplitStep, WholeMicrobatchesUpToTheOrderOfTheSums) {
   const SplitStep::Losses l = split.forward_backward(batch, 2, sc);
   EXPECT_TRUE(same(aux, l.aux_sum)) << aux << " " << l.aux_sum;
   EXPECT_NEAR(ce, l.ce_sum, 1e-12 * ce);
-  // Matmuls and the embedding add rows in order onto what is there, so a weight piece adding
-  // shard 0's rows and then shard 1's gives the one call's bits: only the norm gains (each
-  // shard's sum, then added) differ, by rounding.
-  const ParamStore& P = a.params();
-  std::vector<bool> norm((std::size_t)P.count(), false);
-  auto mark = [&](std::int64_t o) { std::fill(norm.begin() + o, norm.begin() + o + c.d_model, true); };
-  mark(P.final_norm_offset());
-  for (int l = 0; l < c.n_layers; ++l) {
-    mark(P.layer_offset(l) + P.layer_layout().norm1);
-    mark(P.layer_offset(l) + P.layer_layout().norm2);
-  }
-  std::int64_t other = 0;
-  double worst = 0.0, largest = 0.0;
-  for (std::int64_t i = 0; i < P.count(); ++i) {
-    const float x = P.grads[i], y = b.params().grads[i];
-    if (!norm[(std::size_t)i]) {
-      other += std::memcmp(&x, &y, sizeof x) != 0;
-      continue;
-    }
-    largest = std::max(largest, (double)std::abs(x));
-    worst = std::max(worst, (double)std::abs(x - y));
-  }
-  EXPECT_EQ(other, 0) << "weight gradients outside the norm gains differ";
-  EXPECT_GT(largest, 0.0);
-  EXPECT_LT(worst, 1e-5 * largest);
+  // Every op that sums rows into a gradient adds them in order onto what is there, so a piece
+  // adding shard 0's rows and then shard 1's gives the one call's bits.
+  EXPECT_EQ(std::memcmp(a.params().grads.data(), b.params().grads.data(), (std::size_t)a.params().count() * 4), 0);
+  bool moved = false;
+  for (std::int64_t i = 0; i < a.params().count(); ++i) moved |= a.params().grads[i] != 0.f;
+  EXPECT_TRUE(moved);
 }
 
 TEST(SplitStep, AFailingShardLeavesTheStepUsable) {
