@@ -241,16 +241,28 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
     return;
   }
   Buffer<float> dlogits = act(mt_, (std::size_t)T * V);
-  st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
+  if (!st.shard) {
+    st.ce_sum = be.cross_entropy(st.logits.data(), st.batch.targets.data(), dlogits.data(), T, V, sc.ce_scale);
+  } else {
+    // One row a call gives each row's own loss (the sum adds the rows from 0.0 in order), so
+    // the shards' rows added in order give the whole microbatch's sum, bit for bit.
+    st.row_ce.resize((std::size_t)T);
+    st.ce_sum = 0.0;
+    for (int t = 0; t < T; ++t) {
+      st.row_ce[(std::size_t)t] = be.cross_entropy(st.logits.data() + (std::size_t)t * V, st.batch.targets.data() + t,
+                                                   dlogits.data() + (std::size_t)t * V, 1, V, sc.ce_scale);
+      st.ce_sum += st.row_ce[(std::size_t)t];
+    }
+  }
   Buffer<float> dh = act(mt_, (std::size_t)T * D);
   float* g = params_.grads.data();
   if (!defer_weight) be.matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
   be.matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
-  std::vector<float> unused(st.defer_norms ? (std::size_t)D : 0);  // the gain's gradient comes later
+  std::vector<float> unused(st.shard ? (std::size_t)D : 0);  // the gain's gradient comes later
   be.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
-                      st.defer_norms ? unused.data() : g + params_.final_norm_offset(), T, D);
-  if (st.defer_norms) st.dh_final = std::move(dh);
+                      st.shard ? unused.data() : g + params_.final_norm_offset(), T, D);
+  if (st.shard) st.dh_final = std::move(dh);
   st.logits = {};
   if (defer_weight) st.dlogits_head = std::move(dlogits);
 }
@@ -305,7 +317,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   float* g = params_.grads.data() + params_.layer_offset(l);
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
-  std::vector<float> unused(st.defer_norms ? (std::size_t)D : 0);  // the gains' gradients come later
+  std::vector<float> unused(st.shard ? (std::size_t)D : 0);  // the gains' gradients come later
   MoeShape s = moe_shape(T);
   moe_dispatch_backward(be, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
@@ -314,10 +326,10 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   {
     Buffer<float> dtmp = act(mt_, TD);
     be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(),
-                        st.defer_norms ? unused.data() : g + L.norm2, T, D);
+                        st.shard ? unused.data() : g + L.norm2, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
-  if (!st.defer_norms) c.dh2 = {};
+  if (!st.shard) c.dh2 = {};
   c.dxe = {};
   c.dgate = {};
   c.experts.u = {};
@@ -333,15 +345,15 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
     be.rope(c.dqkv.data(), T, S, H, dh, true);
     be.matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
     be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(),
-                        st.defer_norms ? unused.data() : g + L.norm1, T, D);
+                        st.shard ? unused.data() : g + L.norm1, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
-    if (st.defer_norms) c.dh1 = std::move(dh1);
+    if (st.shard) c.dh1 = std::move(dh1);
   }
   // Keep only what the weight part reads: h1, att, h2, routing, expert inputs and activations
   // (and the norms' inputs when their gains' gradients come later).
   c.qkv = {};
   c.probs = {};
-  if (!st.defer_norms) {
+  if (!st.shard) {
     c.x_in = {};
     c.rstd1 = {};
     c.x_mid = {};
@@ -532,7 +544,7 @@ void Model::add_weight_piece(int piece, const MicrobatchState& st, Backend& be) 
   const int D = cfg_.d_model, T = st.T;
   // A norm gain's gradient: the backward's own call again, its input gradient thrown away.
   auto norm_gain = [&](std::int64_t offset, const float* x, const float* rstd, const float* dy) {
-    if (!st.defer_norms || !dy) throw Error("add_weight_piece: the norm's gradient was not kept");
+    if (!st.shard || !dy) throw Error("add_weight_piece: the norm's gradient was not kept");
     auto w = view(be, offset, D);
     Buffer<float> unused = act(mt_, (std::size_t)T * D);
     be.rmsnorm_backward(x, w.p, rstd, dy, unused.data(), g + offset, T, D);

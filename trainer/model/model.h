@@ -28,7 +28,7 @@ struct LayerCache {
   ExpertCache experts;
   Buffer<float> dy, dgate, dxe, dh2;  // backward of the MoE branch, between its pieces
   Buffer<float> du, dlogits, dx_mid, dqkv;  // zero-bubble: kept by the input part for the weight part
-  Buffer<float> dh1;  // MicrobatchState::defer_norms: the norm1 gain's incoming gradient
+  Buffer<float> dh1;  // MicrobatchState::shard: the norm1 gain's incoming gradient
   bool filled = false;
   bool weight_pending = false;  // layer_backward_input ran, layer_backward_weight has not
 };
@@ -53,11 +53,13 @@ struct MicrobatchState {
   std::vector<float> probe_logits;
   // Where this state's ops run: null = the model's backend. A worker thread points it at its own.
   Backend* backend = nullptr;
-  // A shard of a microbatch (trainer/train/split_step.h): head_forward and
+  // One shard of a microbatch cut by texts (trainer/train/split_step.h): head_forward and
   // layer_backward_input leave the norm gains' gradients to add_weight_piece, keeping what it
-  // reads (the norms' inputs, rstd and incoming gradients: dh_final, and per block dh1, dh2).
-  bool defer_norms = false;
+  // reads (the norms' inputs, rstd and incoming gradients: dh_final, and per block dh1, dh2),
+  // and head_forward keeps each row's cross-entropy, which the shards' rows add up in order.
+  bool shard = false;
   Buffer<float> dh_final;
+  std::vector<double> row_ce;
 };
 
 // How the microbatch's losses enter the objective that backward differentiates:
@@ -164,7 +166,7 @@ class Model {
   // The weight gradients of a shard that ran head_forward(defer_weight) and
   // layer_backward_input on every block, keeping st.dx (no embed_backward), come in pieces: the
   // head, the final norm's gain, the embedding table, and per block its qkv weights, its output
-  // projection, its router, its two norm gains (with st.defer_norms) and each expert.
+  // projection, its router, its two norm gains (with st.shard) and each expert.
   // add_weight_piece adds one piece from st's rows to params().grads on `be`, with the very ops
   // (and so the bits) the unsplit backward adds them with; pieces touch disjoint weights, so
   // different pieces may run at once.

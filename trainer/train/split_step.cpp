@@ -20,7 +20,7 @@ SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
   for (int b = 0; b < std::max(K, threads_); ++b) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
   for (int k = 0; k < K; ++k) {
     states_[(std::size_t)k].backend = backends_[(std::size_t)k].get();
-    states_[(std::size_t)k].defer_norms = true;  // the norm gains are weight pieces too
+    states_[(std::size_t)k].shard = true;  // the norm gains are weight pieces too
   }
 }
 
@@ -75,8 +75,9 @@ double SplitStep::join() {
 }
 
 double SplitStep::ce_sum() const {
-  double s = 0.0;
-  for (const auto& st : states_) s += st.ce_sum;
+  double s = 0.0;  // every row in order, as one call on the whole microbatch adds them
+  for (const auto& st : states_)
+    for (double r : st.row_ce) s += r;
   return s;
 }
 
@@ -124,6 +125,13 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
     const long first = (long)r * texts_ * S, last = (long)(r + 1) * texts_ * S;
     mb.inputs.assign(batch.inputs.begin() + first, batch.inputs.begin() + last);
     mb.targets.assign(batch.targets.begin() + first, batch.targets.begin() + last);
+    if (workers() == 1) {  // one thread: the whole microbatch at once, the same bits, sooner
+      whole_.backend = backends_[0].get();
+      m_.forward_backward(whole_, mb, sc);
+      out.ce_sum += whole_.ce_sum;
+      out.aux_sum += whole_.aux_sum;
+      continue;
+    }
     start(mb);
     each([&](MicrobatchState& st) {
       m_.embed_forward(st);

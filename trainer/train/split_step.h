@@ -11,9 +11,9 @@
 //   block its attention weights, router, norm gains and each expert), are shared out among
 //   the threads, and each piece adds shard 0's rows and then shard 1's to the model's
 //   gradients, with the ops that add rows in order onto what is there.
-// So every gradient is bit for bit that of the whole microbatch on one thread
-// (Model::forward_backward), whatever the thread count; only the loss is the shards' sums
-// added. Two threads run two shards, then two pieces, at once without waiting on each other. Trainer::step, StepRunner's pieces on the CPU and bench/train
+// So every gradient and loss is bit for bit that of the whole microbatch on one thread
+// (Model::forward_backward), which forward_backward runs when it has one thread; two threads
+// run two shards, then two pieces, at once without waiting on each other. Trainer::step, StepRunner's pieces on the CPU and bench/train
 // all run it.
 #include <algorithm>
 #include <cstdint>
@@ -31,7 +31,7 @@ namespace onegpu::trainer {
 class SplitStep {
  public:
   // Two shards: as many as this machine's cores; more would cut the matmuls smaller for threads
-  // that are not there. The step's numbers depend on it (the order the gradients are summed in).
+  // that are not there. Any count gives the same numbers.
   static constexpr int kShards = 2;
   // pool: the threads to use (null: one). A microbatch has `texts` texts. The model, tracker
   // and pool must outlive this.
@@ -73,6 +73,7 @@ class SplitStep {
   int texts_;
   std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
   std::vector<MicrobatchState> states_;                // one a shard
+  MicrobatchState whole_;  // forward_backward on one thread
 };
 
 }  // namespace onegpu::trainer
