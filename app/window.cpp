@@ -18,6 +18,7 @@
 #include "app/app.h"
 #include "app/ui/input_queue.h"
 #include "app/ui/key_commands.h"
+#include "app/ui/frame_pacer.h"
 #include "app/ui/redraw.h"
 #include "app/live/trace_run.h"
 #include "app/assets.h"
@@ -167,6 +168,7 @@ int run_window(const Options& o, int chapter_index) {
     float smoothed_ms = 16.7f;
     // Draw on demand (see app/ui/redraw.h); --frames N draws every frame so that it ends.
     RedrawPolicy redraw;
+    FramePacer pacer;  // the pace between frames drawn back to back
     bool animating = true, busy = false;
     for (int frame = 0; !glfwWindowShouldClose(win) && !app.nav().quit();) {
       const double wait = o.frames > 0 ? 0.0 : redraw.wait_seconds(animating, busy, seconds() - last);
@@ -217,7 +219,7 @@ int run_window(const Options& o, int chapter_index) {
       // At most 60 frames a second even where the display has no vertical sync (Xvfb, some
       // drivers), 30 while the Lab's run trains (App::frame_interval): the trainer shares these
       // cores and needs them more than a 200th frame.
-      std::this_thread::sleep_until(f0 + std::chrono::microseconds((long)(app.frame_interval() * 1e6)));
+      pacer.wait(app.frame_interval());
     }
   } catch (const render::Error& e) {
     std::fprintf(stderr, "onegpu: %s\n", e.what());

@@ -105,6 +105,17 @@ TrayLook first_tray(const Tray& tray, int tokens_lit, float blank) {
   return t;
 }
 
+// The four texts while the model works on the first: its prompt lit and the blank after it, the
+// other three as they are.
+template <class Trays>
+void draw_trays_prompt_lit(Canvas& c, const LearningLayout& L, const Trays& trays, float s, float wpp) {
+  for (int i = 0; i < 4; ++i) {
+    TrayLook look = i == 0 ? first_tray(trays[0], 3, 1.0f) : TrayLook{};
+    if (i) look.text = trays[i].text;
+    draw_tray(c, L.tray(i), look, s, wpp);
+  }
+}
+
 }  // namespace
 
 float LearningChapter::duration() const {
@@ -275,11 +286,7 @@ void LearningChapter::draw_guess(const SceneFrame& f, const LearningLayout& L, f
   float band = phase(t, 1.0f, 3.0f) * kLayers;
   float band_a = phase(t, 0.6f, 0.3f) * (1.0f - phase(t, 4.3f, 0.5f));
   draw_forward_band(c, L.box, kLayers, band, band_a, wpp);
-  for (int i = 0; i < 4; ++i) {
-    TrayLook look = i == 0 ? first_tray(run.trays()[0], 3, 1.0f) : TrayLook{};
-    if (i) look.text = run.trays()[i].text;
-    draw_tray(c, L.tray(i), look, s, wpp);
-  }
+  draw_trays_prompt_lit(c, L, run.trays(), s, wpp);
   int active = !working && ran == 0 ? -1 : ran < kForwardDone ? 0 : 1;
   draw_readout(c, L.foot, active, 1.0f, s);
   draw_step_counter(c, L.foot, 0, 1.0f, s);
@@ -317,11 +324,7 @@ void LearningChapter::draw_gradients(const SceneFrame& f, const LearningLayout& 
   // zero until its backward has run).
   std::vector<float> ticks = normalised(rec.layer_grads);
   draw_grad_ticks(c, L.box, kLayers, ticks, 1.0f, wpp);
-  for (int i = 0; i < 4; ++i) {
-    TrayLook look = i == 0 ? first_tray(run.trays()[0], 3, 1.0f) : TrayLook{};
-    if (i) look.text = run.trays()[i].text;
-    draw_tray(c, L.tray(i), look, s, wpp);
-  }
+  draw_trays_prompt_lit(c, L, run.trays(), s, wpp);
   draw_readout(c, L.foot, ran < kBackwardDone ? 2 : -1, 1.0f, s);
   draw_step_counter(c, L.foot, 0, 1.0f, s);
   const Prediction p = as_prediction(rec.guess);

@@ -16,6 +16,7 @@
 #include "app/lab/lab_flow.h"
 #include "app/lab/lab_explain.h"
 #include "app/lab/lab_timeline_layer.h"
+#include "app/lab/timeline_axis.h"
 #include "render/gl.h"
 #include "render/palette.h"
 
@@ -273,6 +274,12 @@ void TimelineLayer::copy(const ImDrawList*, const ImDrawCmd* cmd) {
   if (x1 > x0 && y1 > y0) tl.target.copy({x0, y0, x1 - x0, y1 - y0});
 }
 
+double step_before(const std::deque<StepLine>& history, int step, bool wall, double otherwise) {
+  for (auto it = history.rbegin(); it != history.rend(); ++it)
+    if (it->step < step) return wall ? it->wall_s : it->virtual_s;
+  return otherwise;
+}
+
 glm::vec4 kind_colour(EventKind k) {
   using namespace render::palette;
   switch (k) {
@@ -371,8 +378,15 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
       last_fit_ = fit;
     } else {
       // A running step: the axis holds while the step grows into it (a steady picture, and the
-      // retained lanes only gain spans), and grows by a quarter when the step outgrows it.
-      if (hold_step_ != rec->step || follow_hold_ < fit) follow_hold_ = std::max(fit * 1.25, hold_step_ != rec->step ? last_fit_ : 0.0);
+      // retained lanes only gain spans), and grows by a quarter when the step outgrows it. A new
+      // step starts on the length of the one before it (from the run's history: the frames may
+      // never have shown that step complete), not on the longest seen, so a slow first step
+      // does not leave every later one bunched at the left.
+      if (hold_step_ != rec->step) {
+        follow_hold_ = std::max(fit * 1.25, step_before(rs.history(), rec->step, wall_clock_, last_fit_ / 1.02) * 1.02);
+      } else if (follow_hold_ < fit) {
+        follow_hold_ = fit * 1.25;
+      }
       hold_step_ = rec->step;
       view1_ = follow_hold_;
     }

@@ -38,6 +38,7 @@
 #include "app/lab/lab.h"
 #include "app/live/job_runner.h"
 #include "app/options.h"
+#include "app/ui/frame_pacer.h"
 #include "bench/frame_clock.h"
 #include "render/framebuffer.h"
 #include "render/gl.h"
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
         const double pc0 = bench::process_cpu_ms(), tc0 = bench::thread_cpu_ms(), rc0 = raster_cpu_ms();
         int n = 0;
         double worst = 0, worst_thread = 0;
+        app::FramePacer pacer;
         while (secs(t0, Clock::now()) < window_s) {
           const auto f0 = Clock::now();
           if (watched) {
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
             ++n;
             worst = std::max(worst, secs(f0, Clock::now()) * 1e3);
             worst_thread = std::max(worst_thread, bench::thread_cpu_ms() - ft0);
-            if (capped) std::this_thread::sleep_until(f0 + std::chrono::microseconds(cap_us));
+            if (capped) pacer.wait((double)cap_us * 1e-6);  // as the window paces (app/ui/frame_pacer.h)
           } else {
             lab.drain_events();
             std::this_thread::sleep_for(std::chrono::milliseconds(16));
