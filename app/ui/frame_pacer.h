@@ -21,7 +21,6 @@ class FramePacer {
     return due_;
   }
   void wait(double interval) { std::this_thread::sleep_until(next(interval)); }
-  void restart() { started_ = false; }  // after a pause: the next frame is due an interval from then
 
  private:
   Clock::time_point due_{};

@@ -1,7 +1,7 @@
 #pragma once
 // The forward and backward of a training step on the CPU, on every thread of a pool. Each
 // microbatch's texts are cut into a fixed number of shards (kShards, fewer only when the
-// microbatch has fewer texts), whatever the thread count, and a step runs in three phases:
+// microbatch has fewer texts), whatever the thread count, and a microbatch runs in four phases:
 // - every shard runs the forward of its texts on a backend of its own, shards at once;
 // - the router losses, which average over the whole microbatch, are joined
 //   (Model::join_router_losses);
@@ -13,8 +13,8 @@
 //   gradients, with the ops that add rows in order onto what is there.
 // So every gradient and loss is bit for bit that of the whole microbatch on one thread
 // (Model::forward_backward), which forward_backward runs when it has one thread; two threads
-// run two shards, then two pieces, at once without waiting on each other. Trainer::step, StepRunner's pieces on the CPU and bench/train
-// all run it.
+// run two shards, then two pieces, at once without waiting on each other. Trainer::step,
+// StepRunner's pieces on the CPU and bench/train all run it.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
