@@ -1,11 +1,12 @@
 // Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
-// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops]   (one line per run)
+// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops|shards]   (one line per run)
 // Each step is the one `onegpu train` runs on the CPU: zeroed gradients, forward and backward
 // through SplitStep (each microbatch cut into two shards of its texts, run on the threads at
 // once), then AdamW on the same threads.
 // ops: the older way instead, for comparison: every op split over the threads.
+// shards: the two shards even on one thread (what cutting a microbatch costs without threads).
 //        bench_train peak          the FMA peak lines only
 //        bench_train flops MODEL   matmul FLOPs of one training step per token
 // nopeak skips the FMA microbenchmark (run.sh measures it once; callgrind counts instructions).
@@ -73,13 +74,14 @@ double cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-Result run(const std::string& name, int threads, int steps, bool split_ops) {
+Result run(const std::string& name, int threads, int steps, bool split_ops, bool shards_alone) {
   ModelConfig c = model_preset(name);
   MemoryTracker mt;
   CpuBackend be(mt, threads);
   Model m(c, be, mt, 1);
   const int B = 4, S = c.seq_len;
   SplitStep split(m, mt, be.pool(), B);
+  split.set_shards_on_one_thread(shards_alone);
   AdamWConfig opt;
   opt.total_steps = kWindows * steps + 2;
   Batch b = onegpu::bench::random_batch(B, S, c.vocab);
@@ -130,11 +132,12 @@ int main(int argc, char** argv) {
   if (!nopeak) std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
   std::string only = argc > 2 ? argv[2] : "";
   const bool split_ops = argc > 5 && std::string(argv[5]) == "ops";
+  const bool shards_alone = argc > 5 && std::string(argv[5]) == "shards";
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
       if (!only.empty() && only != name) continue;
       if (argc > 3 && threads != std::atoi(argv[3])) continue;
-      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops);
+      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops, shards_alone);
       double peak = threads == 1 ? peak1 : peak2;
       std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f cpu_ms_per_step=%.2f", name, threads,
                   r.tokens_per_s, r.gflops, r.cpu_ms_per_step);

@@ -125,7 +125,7 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
     const long first = (long)r * texts_ * S, last = (long)(r + 1) * texts_ * S;
     mb.inputs.assign(batch.inputs.begin() + first, batch.inputs.begin() + last);
     mb.targets.assign(batch.targets.begin() + first, batch.targets.begin() + last);
-    if (workers() == 1) {  // one thread: the whole microbatch at once, the same bits, sooner
+    if (workers() == 1 && !shards_on_one_thread_) {  // one thread: the whole microbatch at once, the same bits, sooner
       whole_.backend = backends_[0].get();
       m_.forward_backward(whole_, mb, sc);
       out.ce_sum += whole_.ce_sum;

@@ -39,6 +39,9 @@ class SplitStep {
   int shards() const { return (int)states_.size(); }
   // Threads that run shards at once.
   int workers() const { return std::min(threads_, shards()); }
+  // Run the shards even on one thread (one after the other) instead of the whole microbatch at
+  // once: the same bits; bench/train measures what cutting the microbatch costs by itself.
+  void set_shards_on_one_thread(bool on) { shards_on_one_thread_ = on; }
 
   struct Losses {
     double ce_sum = 0.0;   // summed cross-entropy of every microbatch, added in microbatch order
@@ -71,6 +74,7 @@ class SplitStep {
   ThreadPool* pool_;
   int threads_;
   int texts_;
+  bool shards_on_one_thread_ = false;
   std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
   std::vector<MicrobatchState> states_;                // one a shard
   MicrobatchState whole_;  // forward_backward on one thread

@@ -1,6 +1,7 @@
 // The CPU step's microbatches cut into fixed shards of their texts (SplitStep): the same
-// losses, gradients and, after a few AdamW steps, weights on 1, 2 and 3 threads, bit for bit;
-// the losses and every gradient those of Model::forward_backward on all the texts exactly.
+// losses, gradients and, after a few AdamW steps, weights on 1, 2 and 3 threads (and with the
+// shards one after the other on one thread), bit for bit; the losses and every gradient those
+// of Model::forward_backward on all the texts exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,12 +49,13 @@ struct Run {
 };
 
 // `steps` steps of two microbatches of `per` texts on `threads` threads: zeroed gradients,
-// SplitStep, AdamW, as Trainer::step does them.
-Run run(const ModelConfig& c, int per, int threads, int steps) {
+// SplitStep, AdamW, as Trainer::step does them. alone: the shards even on one thread.
+Run run(const ModelConfig& c, int per, int threads, int steps, bool alone = false) {
   MemoryTracker mt;
   CpuBackend be(mt, threads);
   Model m(c, be, mt, 11);
   SplitStep split(m, mt, be.pool(), per);
+  split.set_shards_on_one_thread(alone);
   EXPECT_EQ(split.shards(), std::min(SplitStep::kShards, per));
   EXPECT_EQ(split.workers(), std::min(threads, split.shards()));
   AdamWConfig opt;
@@ -77,9 +79,9 @@ Run run(const ModelConfig& c, int per, int threads, int steps) {
 void expect_same_on_every_thread_count(const ModelConfig& c, int per, int steps) {
   SCOPED_TRACE(testing::Message() << c.name << " " << c.n_layers << " layers, " << per << " texts");
   const Run one = run(c, per, 1, steps);
-  for (int threads : {2, 3}) {
+  for (int threads : {0, 2, 3}) {  // 0: one thread running the shards one after the other
     SCOPED_TRACE(testing::Message() << threads << " threads");
-    const Run t = run(c, per, threads, steps);
+    const Run t = run(c, per, std::max(threads, 1), steps, threads == 0);
     EXPECT_TRUE(same(one.ce, t.ce)) << one.ce << " " << t.ce;
     EXPECT_TRUE(same(one.aux, t.aux)) << one.aux << " " << t.aux;
     EXPECT_TRUE(same(one.grads, t.grads.data()));
