@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# bench/train: where the two-thread CPU step loses against one thread. For each model, in
+# alternation for `rounds` rounds, bench_train runs the whole microbatch on one thread, the two
+# shards one after the other on one thread (`shards`), and the two shards on two threads; each
+# keeps its best tokens/s and its least CPU ms a step. Then:
+#   cutting_cost   = one thread whole / one thread shards   (what the shards cost with no threads)
+#   two_over_one   = two threads / one thread whole          (the figure run.sh prints)
+#   two_over_cut   = two threads / one thread shards         (what the threads give the shards)
+# Usage: bench/train/split_cost.sh [BUILD_DIR] [steps] [rounds]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-$here/../../build}"
+steps="${2:-20}"
+rounds="${3:-3}"
+bin="$build/bench/train/bench_train"
+[ -x "$bin" ] || { echo "bench/train: $bin not built (configure with benchmarks on)" >&2; exit 2; }
+echo "load_average start: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A tps cpu
+field() { echo "$1" | sed "s/.*$2=\([0-9.]*\).*/\1/"; }
+for ((r = 1; r <= rounds; ++r)); do
+  for model in story scale; do
+    for mode in whole shards two; do
+      case $mode in
+        whole) line=$("$bin" "$steps" "$model" 1 nopeak) ;;
+        shards) line=$("$bin" "$steps" "$model" 1 nopeak shards) ;;
+        two) line=$("$bin" "$steps" "$model" 2 nopeak) ;;
+      esac
+      echo "round=$r mode=$mode $line"
+      k=$model/$mode
+      t=$(field "$line" tokens_per_s)
+      c=$(field "$line" cpu_ms_per_step)
+      tps[$k]=$(awk -v a="${tps[$k]:-0}" -v b="$t" 'BEGIN { print (b > a ? b : a) }')
+      cpu[$k]=$(awk -v a="${cpu[$k]:-1e300}" -v b="$c" 'BEGIN { print (b < a ? b : a) }')
+    done
+  done
+done
+echo "load_average end: $(cut -d' ' -f1-3 /proc/loadavg)"
+for model in story scale; do
+  awk -v m="$model" -v w="${tps[$model/whole]}" -v s="${tps[$model/shards]}" -v t="${tps[$model/two]}" \
+    -v cw="${cpu[$model/whole]}" -v cs="${cpu[$model/shards]}" -v ct="${cpu[$model/two]}" \
+    'BEGIN { printf "split model=%s whole_tokens_per_s=%.0f shards_tokens_per_s=%.0f two_tokens_per_s=%.0f", m, w, s, t;
+             printf " cpu_ms_whole=%.2f cpu_ms_shards=%.2f cpu_ms_two=%.2f", cw, cs, ct;
+             printf " cutting_cost=%.2f two_over_one=%.2f two_over_cut=%.2f\n", w / s, t / w, t / s }'
+done
