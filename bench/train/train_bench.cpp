@@ -1,12 +1,14 @@
 // Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
-// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops|shards]   (one line per run)
+// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops|shards|timing|shards,timing]
 // Each step is the one `onegpu train` runs on the CPU: zeroed gradients, forward and backward
 // through SplitStep (each microbatch cut into two shards of its texts, run on the threads at
 // once), then AdamW on the same threads.
 // ops: the older way instead, for comparison: every op split over the threads.
 // shards: the two shards even on one thread (what cutting a microbatch costs without threads).
+// timing: a second line per run, split_ms_per_step: wall ms of the shards' forward, backward
+//   input and weight pieces, and each shard's own CPU ms in the first two (SplitStep::Timing).
 //        bench_train peak          the FMA peak lines only
 //        bench_train flops MODEL   matmul FLOPs of one training step per token
 // nopeak skips the FMA microbenchmark (run.sh measures it once; callgrind counts instructions).
@@ -66,6 +68,7 @@ double fma_peak_gflops(int threads) {
 constexpr int kWindows = 5;
 struct Result {
   double tokens_per_s, gflops, cpu_ms_per_step;
+  SplitStep::Timing timing;  // over every timed step
 };
 
 double cpu_seconds() {
@@ -74,7 +77,7 @@ double cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-Result run(const std::string& name, int threads, int steps, bool split_ops, bool shards_alone) {
+Result run(const std::string& name, int threads, int steps, bool split_ops, bool shards_alone, bool timed) {
   ModelConfig c = model_preset(name);
   MemoryTracker mt;
   CpuBackend be(mt, threads);
@@ -82,6 +85,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
   const int B = 4, S = c.seq_len;
   SplitStep split(m, mt, be.pool(), B);
   split.set_shards_on_one_thread(shards_alone);
+  SplitStep::Timing timing;
   AdamWConfig opt;
   opt.total_steps = kWindows * steps + 2;
   Batch b = onegpu::bench::random_batch(B, S, c.vocab);
@@ -96,6 +100,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
     adamw_update(m.params(), opt, i, be.pool());
   };
   step(0);  // warm-up
+  if (timed) split.set_timing(&timing);
   // Best of kWindows timed windows: a shared machine's hiccups only ever slow a window down.
   // torch_moe.py times PyTorch the same way. CPU time is over all windows (every thread).
   double best = 1e300;
@@ -107,7 +112,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
   }
   const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / (kWindows * steps);
   double tps = (double)steps * B * S / best;
-  return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9, cpu_ms};
+  return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9, cpu_ms, timing};
 }
 
 }  // namespace
@@ -131,18 +136,29 @@ int main(int argc, char** argv) {
   double peak1 = nopeak ? 0 : fma_peak_gflops(1), peak2 = nopeak ? 0 : fma_peak_gflops(2);
   if (!nopeak) std::printf("fma_peak threads=1 gflops=%.1f\nfma_peak threads=2 gflops=%.1f\n", peak1, peak2);
   std::string only = argc > 2 ? argv[2] : "";
-  const bool split_ops = argc > 5 && std::string(argv[5]) == "ops";
-  const bool shards_alone = argc > 5 && std::string(argv[5]) == "shards";
+  const std::string how = argc > 5 ? argv[5] : "";
+  const bool split_ops = how == "ops";
+  const bool shards_alone = how == "shards" || how == "shards,timing";
+  const bool timed = how == "timing" || how == "shards,timing";
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
       if (!only.empty() && only != name) continue;
       if (argc > 3 && threads != std::atoi(argv[3])) continue;
-      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops, shards_alone);
+      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops, shards_alone, timed);
       double peak = threads == 1 ? peak1 : peak2;
       std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f cpu_ms_per_step=%.2f", name, threads,
                   r.tokens_per_s, r.gflops, r.cpu_ms_per_step);
       if (!nopeak) std::printf(" peak_fraction=%.3f", r.gflops / peak);
       std::printf("\n");
+      if (const SplitStep::Timing& t = r.timing; t.microbatches > 0) {
+        const double k = 1e3 / t.microbatches;  // one microbatch a step
+        std::printf("split_ms_per_step model=%s threads=%d forward=%.3f backward=%.3f pieces=%.3f", name, threads,
+                    t.forward_s * k, t.backward_s * k, t.pieces_s * k);
+        for (int s = 0; s < SplitStep::kShards; ++s)
+          std::printf(" shard%d_forward_cpu=%.3f shard%d_backward_cpu=%.3f", s, t.shard_forward_cpu_s[s] * k, s,
+                      t.shard_backward_cpu_s[s] * k);
+        std::printf("\n");
+      }
     }
   return 0;
 }

@@ -2,11 +2,22 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <ctime>
 #include <exception>
 
 #include "trainer/error.h"
 
 namespace onegpu::trainer {
+
+namespace {
+double wall_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double thread_cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+}  // namespace
 
 SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
     : m_(m), pool_(pool), threads_(pool ? pool->threads() : 1), texts_(texts) {
@@ -133,16 +144,37 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
       continue;
     }
     start(mb);
+    // A shard's own CPU seconds in a phase, added to per_shard[shard] when timed.
+    auto timed = [&](MicrobatchState& st, double* per_shard, const std::function<void()>& run) {
+      const double c0 = timing_ ? thread_cpu_now() : 0;
+      run();
+      if (timing_) per_shard[&st - states_.data()] += thread_cpu_now() - c0;
+    };
+    const double t0 = timing_ ? wall_now() : 0;
     each([&](MicrobatchState& st) {
-      m_.embed_forward(st);
-      for (int l = 0; l < L; ++l) m_.layer_forward(l, st);
+      timed(st, timing_ ? timing_->shard_forward_cpu_s : nullptr, [&] {
+        m_.embed_forward(st);
+        for (int l = 0; l < L; ++l) m_.layer_forward(l, st);
+      });
     });
+    const double t1 = timing_ ? wall_now() : 0;
     const double aux = join();
+    const double t2 = timing_ ? wall_now() : 0;
     each([&](MicrobatchState& st) {
-      m_.head_forward(st, true, sc, /*defer_weight=*/true);
-      for (int l = L - 1; l >= 0; --l) m_.layer_backward_input(l, st, sc);
+      timed(st, timing_ ? timing_->shard_backward_cpu_s : nullptr, [&] {
+        m_.head_forward(st, true, sc, /*defer_weight=*/true);
+        for (int l = L - 1; l >= 0; --l) m_.layer_backward_input(l, st, sc);
+      });
     });
+    const double t3 = timing_ ? wall_now() : 0;
     add_pieces(0, m_.weight_piece_count());
+    if (timing_) {
+      const double t4 = wall_now();
+      timing_->forward_s += t1 - t0;
+      timing_->backward_s += t3 - t2;
+      timing_->pieces_s += t4 - t3;
+      ++timing_->microbatches;
+    }
     finish_microbatch();
     out.ce_sum += ce_sum();
     out.aux_sum += aux;

@@ -39,6 +39,18 @@ class SplitStep {
   int shards() const { return (int)states_.size(); }
   // Threads that run shards at once.
   int workers() const { return std::min(threads_, shards()); }
+  // Where forward_backward's time goes (bench/train): wall seconds of each phase, and each
+  // shard's own CPU seconds in the phases that run shards at once. When the shards truly run at
+  // once, a phase's wall time is near its slowest shard's, not their sum; a shard's CPU time
+  // against that of the shards on one thread (set_shards_on_one_thread) is what running beside
+  // the other shard costs it.
+  struct Timing {
+    int microbatches = 0;
+    double forward_s = 0, backward_s = 0, pieces_s = 0;  // wall: the shards' forward, backward input, weight pieces
+    double shard_forward_cpu_s[kShards] = {}, shard_backward_cpu_s[kShards] = {};
+  };
+  // Add forward_backward's times to *t (null: not timed).
+  void set_timing(Timing* t) { timing_ = t; }
   // Run the shards even on one thread (one after the other) instead of the whole microbatch at
   // once: the same bits; bench/train measures what cutting the microbatch costs by itself.
   void set_shards_on_one_thread(bool on) { shards_on_one_thread_ = on; }
@@ -75,6 +87,7 @@ class SplitStep {
   int threads_;
   int texts_;
   bool shards_on_one_thread_ = false;
+  Timing* timing_ = nullptr;
   std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
   std::vector<MicrobatchState> states_;                // one a shard
   MicrobatchState whole_;  // forward_backward on one thread
