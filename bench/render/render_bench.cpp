@@ -35,6 +35,8 @@
 #include "app/png_file.h"
 #include "app/story.h"
 #include "app/chapters/field_chapter.h"
+#include "app/live/job_runner.h"
+#include "app/run/story_run.h"
 #include "bench/frame_clock.h"
 #include "render/error.h"
 #include "render/framebuffer.h"
@@ -131,6 +133,9 @@ int main(int argc, char** argv) {
       {
         app::App a(assets, true, true, 1.0f, 0);
         a.set_panel_backdrop(!whole_panels);
+        // As the window sets up: background jobs at the idle class, the story built at once.
+        app::JobRunner::shared().set_jobs_idle_class(true);
+        app::StoryRun::build_soon();
         std::printf("\nstory chapters, %dx%d with panels (60 fps = 16.7 ms a frame)\n", W, H);
         std::printf("%-14s %6s %7s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %5s\n", "chapter", "frames", "arrive",
                     "wall ms", "worst", "cpu ms", "worst", "thread", "worst", "raster", "worst", "jobs", "at", "shapes",
