@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <span>
+#include <string>
 
 #include <imgui.h>
 
@@ -13,6 +14,7 @@
 #include "app/lab/lab_explain.h"
 #include "app/lab/lab_flow.h"
 #include "app/lab/lab_units.h"
+#include "app/ui/key_commands.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
@@ -239,7 +241,9 @@ void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts)
     runner_.play(pace_);
   ImGui::EndDisabled();
   ImGui::PushTextWrapPos(0.0f);
-  words_dim("keys: space run/pause · . op · M microbatch · S step");
+  std::string keys = "keys:";  // the stepping keys' hints, from the table the window maps presses through
+  for (std::size_t i = 0; i < 4 && i < lab_keys().size(); ++i) keys += (i ? " · " : " ") + std::string(lab_keys()[i].hint);
+  words_dim("%s", keys.c_str());
   ImGui::PopTextWrapPos();
 }
 

@@ -412,7 +412,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_.building = true;
-    status_.building_what = "building " + a.model + " on " + std::to_string(a.pp * a.dp) + " ranks";
+    const int ranks = a.pp * a.dp;
+    status_.building_what = "building " + a.model + " on " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
   }
   struct Done {
     JobRunner* r;
