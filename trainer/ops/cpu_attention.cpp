@@ -242,28 +242,31 @@ ONEGPU_INLINE void transpose16(const float* src, long stride, int S, float* t) {
     for (int d = 0; d < kHd; ++d) t[(std::size_t)d * S + j] = src[j * stride + d];
 }
 
-// The plain forward's softmax of rows i0..i0+3 of P, which hold their scores for j <= i.
+// The plain forward's softmax of rows i0..i0+3 of P, which hold their scores for j <= i in key
+// groups [0, i0 / 16 + 1) of 16. Exponentials and the scaling run on whole groups, lanes past i
+// too (one lane's result does not depend on the others'); those lanes are zeroed at the end.
 ONEGPU_INLINE void softmax4(float* P, int S, int i0) {
-  float mx[4];
+  const int groups = i0 / 16 + 1, j_last = (groups - 1) * 16;
+  const i16v lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   for (int r = 0; r < 4; ++r) {
     const int i = i0 + r;
     float* p = P + (std::size_t)i * S;
-    // The largest score, 16 lanes at a time (a set's max does not depend on the order taken).
+    // The largest score (a set's max does not depend on the order taken; NaNs are passed over,
+    // as std::max from -inf passes them over).
     v16 m = v16{} - INFINITY;
-    int j = 0;
-    for (; j + 16 <= i + 1; j += 16) {
+    for (int j = 0; j < j_last; j += 16) {
       const v16 x = load16(p + j);
       m = x > m ? x : m;
     }
-    if (j <= i) {
-      v16 x = load16(p + j);
-      for (int l = i + 1 - j; l < 16; ++l) x[l] = -INFINITY;
-      m = x > m ? x : m;
-    }
-    mx[r] = -INFINITY;
-    for (int l = 0; l < 16; ++l) mx[r] = std::max(mx[r], m[l]);
-    const float mr = mx[r];
-    for_each16(p, p, i + 1, [mr](v16 x) ONEGPU_INLINE_LAMBDA { return fast_exp(x - mr); });
+    v16 x = load16(p + j_last);
+    x = lane <= i - j_last ? x : v16{} - INFINITY;
+    m = x > m ? x : m;
+    float h[16];
+    std::memcpy(h, &m, sizeof h);
+    for (int w = 8; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) h[l] = std::max(h[l], h[l + w]);
+    const float mx = h[0];
+    for (int j = 0; j < groups * 16; j += 16) store16(p + j, fast_exp(load16(p + j) - mx));
   }
   // Each row's sum in j order; the four chains interleaved.
   float* p0 = P + (std::size_t)i0 * S;
@@ -273,11 +276,12 @@ ONEGPU_INLINE void softmax4(float* P, int S, int i0) {
   for (int j = i0 + 1; j < i0 + 4; ++j)
     for (int r = j - i0; r < 4; ++r) sum[r] += p0[(std::size_t)r * S + j];
   for (int r = 0; r < 4; ++r) {
-    const int i = i0 + r;
     float* p = p0 + (std::size_t)r * S;
     const float inv = 1.f / sum[r];
-    for (int j = 0; j <= i; ++j) p[j] *= inv;
-    for (int j = i + 1; j < S; ++j) p[j] = 0.f;
+    for (int j = 0; j < j_last; j += 16) store16(p + j, load16(p + j) * inv);
+    const v16 x = load16(p + j_last) * inv;
+    store16(p + j_last, lane <= i0 + r - j_last ? x : v16{});
+    for (int j = j_last + 16; j < S; j += 16) store16(p + j, v16{});
   }
 }
 
