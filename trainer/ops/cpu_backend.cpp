@@ -165,12 +165,25 @@ void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, 
 
 void CpuBackend::rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T,
                                  int D, float eps) {
-  for (int t = 0; t < T; ++t) {
+  // Each row's sum of squares in d order; four rows' chains side by side (one waits on its
+  // add's latency at every d).
+  int t = 0;
+  for (; t + 4 <= T; t += 4) {
+    const float* x0 = x + (long)t * D;
+    float ss[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int d = 0; d < D; ++d)
+      for (int k = 0; k < 4; ++k) ss[k] += x0[(long)k * D + d] * x0[(long)k * D + d];
+    for (int k = 0; k < 4; ++k) rstd[t + k] = 1.f / std::sqrt(ss[k] / D + eps);
+  }
+  for (; t < T; ++t) {
     const float* xr = x + (long)t * D;
     float ss = 0.f;
     for (int d = 0; d < D; ++d) ss += xr[d] * xr[d];
-    float r = 1.f / std::sqrt(ss / D + eps);
-    rstd[t] = r;
+    rstd[t] = 1.f / std::sqrt(ss / D + eps);
+  }
+  for (t = 0; t < T; ++t) {
+    const float* xr = x + (long)t * D;
+    const float r = rstd[t];
     float* yr = y + (long)t * D;
     for (int d = 0; d < D; ++d) yr[d] = xr[d] * r * g[d];
   }
@@ -178,17 +191,31 @@ void CpuBackend::rmsnorm_forward(const float* x, const float* g, float* y, float
 
 void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* rstd,
                                   const float* dy, float* dx, float* dg, int T, int D) {
-  for (int t = 0; t < T; ++t) {
-    const float* xr = x + (long)t * D;
-    const float* dyr = dy + (long)t * D;
-    float* dxr = dx + (long)t * D;
-    float r = rstd[t];
-    float dot = 0.f;  // sum_d dy*g*x
-    for (int d = 0; d < D; ++d) dot += dyr[d] * g[d] * xr[d];
-    float c = dot * r * r * r / D;
-    for (int d = 0; d < D; ++d) {
-      dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
-      dg[d] += dyr[d] * xr[d] * r;
+  // Rows four at a time: their sums dot = sum_d dy*g*x (each in d order) side by side, as one
+  // chain alone waits on its add's latency at every d; then the rows one by one, in t order.
+  for (int t0 = 0; t0 < T; t0 += 4) {
+    const int n = std::min(4, T - t0);
+    float dot[4] = {0.f, 0.f, 0.f, 0.f};
+    if (n == 4) {
+      const float* x0 = x + (long)t0 * D;
+      const float* dy0 = dy + (long)t0 * D;
+      for (int d = 0; d < D; ++d)
+        for (int k = 0; k < 4; ++k) dot[k] += dy0[(long)k * D + d] * g[d] * x0[(long)k * D + d];
+    } else {
+      for (int k = 0; k < n; ++k)
+        for (int d = 0; d < D; ++d) dot[k] += dy[(long)(t0 + k) * D + d] * g[d] * x[(long)(t0 + k) * D + d];
+    }
+    for (int k = 0; k < n; ++k) {
+      const int t = t0 + k;
+      const float* xr = x + (long)t * D;
+      const float* dyr = dy + (long)t * D;
+      float* dxr = dx + (long)t * D;
+      float r = rstd[t];
+      float c = dot[k] * r * r * r / D;
+      for (int d = 0; d < D; ++d) {
+        dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
+        dg[d] += dyr[d] * xr[d] * r;
+      }
     }
   }
 }
