@@ -592,7 +592,11 @@ void App::draw_chapter_list(float side_w, float height) {
     if (ImGui::Selectable(label, i == nav_.index())) {
       nav_.go_to(i);
     }
-    if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
+    // A chapter just opened is brought into view, and the list left where it is when it shows.
+    if (i == nav_.index() && nav_.time() < 0.05f) {
+      const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
+      if (ImGui::GetItemRectMin().y < top || ImGui::GetItemRectMax().y > bottom) ImGui::SetScrollHereY(0.3f);
+    }
   }
   ImGui::Spacing();
   ImGui::PushFont(small_font_);

@@ -28,7 +28,7 @@ std::string bytes(double b) {
 }
 }  // namespace
 
-void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
+void Lab::ledger(const RunState& rs, float /*scale*/, const LabFonts& fonts) {
   const RunStep* rec = shown(rs);
   const LiveRun* run = rs.run();
   drawn_.ledger_measured.clear();
