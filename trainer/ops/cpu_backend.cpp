@@ -8,6 +8,7 @@
 
 #include "trainer/error.h"
 #include "trainer/ops/clones.h"
+#include "trainer/ops/cpu_attention.h"
 #include "trainer/ops/fast_math.h"
 
 namespace onegpu::trainer {
@@ -164,12 +165,25 @@ void CpuBackend::matmul(const float* A, const float* B, float* C, int M, int K, 
 
 void CpuBackend::rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T,
                                  int D, float eps) {
-  for (int t = 0; t < T; ++t) {
+  // Each row's sum of squares in d order; four rows' chains side by side (one waits on its
+  // add's latency at every d).
+  int t = 0;
+  for (; t + 4 <= T; t += 4) {
+    const float* x0 = x + (long)t * D;
+    float ss[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int d = 0; d < D; ++d)
+      for (int k = 0; k < 4; ++k) ss[k] += x0[(long)k * D + d] * x0[(long)k * D + d];
+    for (int k = 0; k < 4; ++k) rstd[t + k] = 1.f / std::sqrt(ss[k] / D + eps);
+  }
+  for (; t < T; ++t) {
     const float* xr = x + (long)t * D;
     float ss = 0.f;
     for (int d = 0; d < D; ++d) ss += xr[d] * xr[d];
-    float r = 1.f / std::sqrt(ss / D + eps);
-    rstd[t] = r;
+    rstd[t] = 1.f / std::sqrt(ss / D + eps);
+  }
+  for (t = 0; t < T; ++t) {
+    const float* xr = x + (long)t * D;
+    const float r = rstd[t];
     float* yr = y + (long)t * D;
     for (int d = 0; d < D; ++d) yr[d] = xr[d] * r * g[d];
   }
@@ -177,17 +191,31 @@ void CpuBackend::rmsnorm_forward(const float* x, const float* g, float* y, float
 
 void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* rstd,
                                   const float* dy, float* dx, float* dg, int T, int D) {
-  for (int t = 0; t < T; ++t) {
-    const float* xr = x + (long)t * D;
-    const float* dyr = dy + (long)t * D;
-    float* dxr = dx + (long)t * D;
-    float r = rstd[t];
-    float dot = 0.f;  // sum_d dy*g*x
-    for (int d = 0; d < D; ++d) dot += dyr[d] * g[d] * xr[d];
-    float c = dot * r * r * r / D;
-    for (int d = 0; d < D; ++d) {
-      dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
-      dg[d] += dyr[d] * xr[d] * r;
+  // Rows four at a time: their sums dot = sum_d dy*g*x (each in d order) side by side, as one
+  // chain alone waits on its add's latency at every d; then the rows one by one, in t order.
+  for (int t0 = 0; t0 < T; t0 += 4) {
+    const int n = std::min(4, T - t0);
+    float dot[4] = {0.f, 0.f, 0.f, 0.f};
+    if (n == 4) {
+      const float* x0 = x + (long)t0 * D;
+      const float* dy0 = dy + (long)t0 * D;
+      for (int d = 0; d < D; ++d)
+        for (int k = 0; k < 4; ++k) dot[k] += dy0[(long)k * D + d] * g[d] * x0[(long)k * D + d];
+    } else {
+      for (int k = 0; k < n; ++k)
+        for (int d = 0; d < D; ++d) dot[k] += dy[(long)(t0 + k) * D + d] * g[d] * x[(long)(t0 + k) * D + d];
+    }
+    for (int k = 0; k < n; ++k) {
+      const int t = t0 + k;
+      const float* xr = x + (long)t * D;
+      const float* dyr = dy + (long)t * D;
+      float* dxr = dx + (long)t * D;
+      float r = rstd[t];
+      float c = dot[k] * r * r * r / D;
+      for (int d = 0; d < D; ++d) {
+        dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
+        dg[d] += dyr[d] * xr[d] * r;
+      }
     }
   }
 }
@@ -226,139 +254,6 @@ void CpuBackend::rope(float* qkv, int T, int S, int H, int dh, bool inverse) {
   }
 }
 
-namespace {
-
-// out[j] = sum over d = 0..dh-1, in that order, of c[d] * rows[d * S + j] (one fused multiply-add
-// per d), for j < n, 16 lanes at a time held in a register. The lanes of the last group past n
-// are computed too: S must be a multiple of 16 so that they stay inside rows and out.
-ONEGPU_INLINE void columns_dot16(const float* c, const float* rows, int S, int dh, int n, float* out) {
-  for (int j0 = 0; j0 < n; j0 += 16) {
-    v16 acc{};
-    for (int d = 0; d < dh; ++d) {
-      v16 r;
-      std::memcpy(&r, rows + (std::size_t)d * S + j0, sizeof r);
-      acc += c[d] * r;
-    }
-    std::memcpy(out + j0, &acc, sizeof acc);
-  }
-}
-
-// One (sequence, head) of causal attention. kt: scratch [dh, S].
-ONEGPU_CLONES
-void attention_forward_one(const float* base, long row, int D, int h, int S, int dh, float scale, float* P,
-                           float* out_rows, float* kt) {
-  // K of this head transposed to [dh, S] so the scores of row i vectorise over j.
-  for (int j = 0; j < S; ++j)
-    for (int d = 0; d < dh; ++d) kt[(std::size_t)d * S + j] = base[j * row + D + h * dh + d];
-  for (int i = 0; i < S; ++i) {
-    const float* q = base + i * row + h * dh;
-    float* p = P + (long)i * S;
-    if (S % 16 == 0 && dh <= 64) {  // the same operations per score, kept in registers
-      float qs[64];
-      for (int d = 0; d < dh; ++d) qs[d] = q[d] * scale;
-      columns_dot16(qs, kt, S, dh, i + 1, p);
-    } else {
-      for (int j = 0; j <= i; ++j) p[j] = 0.f;
-      for (int d = 0; d < dh; ++d) {
-        const float qd = q[d] * scale;
-        const float* kd = kt + (std::size_t)d * S;
-        for (int j = 0; j <= i; ++j) p[j] += qd * kd[j];
-      }
-    }
-    float mx = -INFINITY;
-    for (int j = 0; j <= i; ++j) mx = std::max(mx, p[j]);
-    for_each16(p, p, i + 1, [mx](v16 x) ONEGPU_INLINE_LAMBDA { return fast_exp(x - mx); });
-    float sum = 0.f;
-    for (int j = 0; j <= i; ++j) sum += p[j];
-    float inv = 1.f / sum;
-    for (int j = 0; j <= i; ++j) p[j] *= inv;
-    for (int j = i + 1; j < S; ++j) p[j] = 0.f;
-    float* o = out_rows + (long)i * D + h * dh;
-    if (dh == 16) {
-      v16 acc{};
-      for (int j = 0; j <= i; ++j) {
-        v16 v;
-        std::memcpy(&v, base + j * row + 2 * D + h * dh, sizeof v);
-        acc += p[j] * v;
-      }
-      std::memcpy(o, &acc, sizeof acc);
-    } else {
-      for (int d = 0; d < dh; ++d) o[d] = 0.f;
-      for (int j = 0; j <= i; ++j) {
-        const float* v = base + j * row + 2 * D + h * dh;
-        for (int d = 0; d < dh; ++d) o[d] += p[j] * v[d];
-      }
-    }
-  }
-}
-
-// Backward of one (sequence, head). vt: scratch [dh, S]; dp: scratch [S].
-ONEGPU_CLONES
-void attention_backward_one(const float* base, float* dbase, long row, int D, int h, int S, int dh, float scale,
-                            const float* P, const float* dout_rows, float* vt, float* dp) {
-  for (int i = 0; i < S; ++i)
-    for (int part = 0; part < 3; ++part)
-      std::fill(dbase + i * row + part * D + h * dh, dbase + i * row + part * D + h * dh + dh, 0.f);
-  // V transposed to [dh, S] so dP = dout V^T vectorises over j.
-  for (int j = 0; j < S; ++j)
-    for (int d = 0; d < dh; ++d) vt[(std::size_t)d * S + j] = base[j * row + 2 * D + h * dh + d];
-  for (int i = 0; i < S; ++i) {
-    const float* p = P + (long)i * S;
-    const float* go = dout_rows + (long)i * D + h * dh;
-    if (S % 16 == 0) {
-      columns_dot16(go, vt, S, dh, i + 1, dp);
-    } else {
-      for (int j = 0; j <= i; ++j) dp[j] = 0.f;
-      for (int d = 0; d < dh; ++d) {
-        const float g = go[d];
-        const float* vd = vt + (std::size_t)d * S;
-        for (int j = 0; j <= i; ++j) dp[j] += g * vd[j];
-      }
-    }
-    float dot = 0.f;
-    for (int j = 0; j <= i; ++j) dot += dp[j] * p[j];
-    const float* q = base + i * row + h * dh;
-    float* dq = dbase + i * row + h * dh;
-    if (dh == 16) {
-      v16 gov, qv, dqv;
-      std::memcpy(&gov, go, sizeof gov);
-      std::memcpy(&qv, q, sizeof qv);
-      std::memcpy(&dqv, dq, sizeof dqv);
-      for (int j = 0; j <= i; ++j) {
-        float* dv = dbase + j * row + 2 * D + h * dh;
-        float* dk = dbase + j * row + D + h * dh;
-        v16 dvv, dkv, kv;
-        std::memcpy(&dvv, dv, sizeof dvv);
-        dvv += p[j] * gov;
-        std::memcpy(dv, &dvv, sizeof dvv);
-        float ds = p[j] * (dp[j] - dot) * scale;
-        std::memcpy(&kv, base + j * row + D + h * dh, sizeof kv);
-        dqv += ds * kv;
-        std::memcpy(&dkv, dk, sizeof dkv);
-        dkv += ds * qv;
-        std::memcpy(dk, &dkv, sizeof dkv);
-      }
-      std::memcpy(dq, &dqv, sizeof dqv);
-    } else {
-      for (int j = 0; j <= i; ++j) {
-        float* dv = dbase + j * row + 2 * D + h * dh;
-        for (int d = 0; d < dh; ++d) dv[d] += p[j] * go[d];
-      }
-      for (int j = 0; j <= i; ++j) {
-        float ds = p[j] * (dp[j] - dot) * scale;
-        const float* k = base + j * row + D + h * dh;
-        float* dk = dbase + j * row + D + h * dh;
-        for (int d = 0; d < dh; ++d) {
-          dq[d] += ds * k[d];
-          dk[d] += ds * q[d];
-        }
-      }
-    }
-  }
-}
-
-}  // namespace
-
 void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, int B, int S, int H,
                                    int dh) {
   const int D = H * dh;
@@ -366,9 +261,8 @@ void CpuBackend::attention_forward(const float* qkv, float* out, float* probs, i
   const float scale = 1.f / std::sqrt((float)dh);
   auto one = [&](int bh) {
     int b = bh / H, h = bh % H;
-    std::vector<float> kt((std::size_t)dh * S);
-    attention_forward_one(qkv + (long)b * S * row, row, D, h, S, dh, scale, probs + (long)bh * S * S,
-                          out + (long)b * S * D, kt.data());
+    attention_head_forward(qkv + (long)b * S * row, row, D, h, S, dh, scale, probs + (long)bh * S * S,
+                           out + (long)b * S * D);
   };
   if (pool_ && !t_in_task && B * H > 1)
     pool_->parallel_for(B * H, one);
@@ -383,9 +277,8 @@ void CpuBackend::attention_backward(const float* qkv, const float* probs, const 
   const float scale = 1.f / std::sqrt((float)dh);
   auto one = [&](int bh) {
     int b = bh / H, h = bh % H;
-    std::vector<float> vt((std::size_t)dh * S), dp(S);
-    attention_backward_one(qkv + (long)b * S * row, dqkv + (long)b * S * row, row, D, h, S, dh, scale,
-                           probs + (long)bh * S * S, dout + (long)b * S * D, vt.data(), dp.data());
+    attention_head_backward(qkv + (long)b * S * row, dqkv + (long)b * S * row, row, D, h, S, dh, scale,
+                            probs + (long)bh * S * S, dout + (long)b * S * D);
   };
   if (pool_ && !t_in_task && B * H > 1)
     pool_->parallel_for(B * H, one);

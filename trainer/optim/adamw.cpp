@@ -45,6 +45,22 @@ double sum_squares(const float* g, std::int64_t n) {
   return s;
 }
 
+// sum_squares of four ranges of n floats (n a multiple of 8) at g + k * n, into out[k]: each
+// range's lanes take the same steps as there, and the four ranges' chains run side by side
+// (one range alone waits on its multiply-add's latency every 8 floats).
+ONEGPU_CLONES
+void sum_squares4(const float* g, std::int64_t n, double* out) {
+  double lane[4][8] = {};
+  for (std::int64_t i = 0; i < n; i += 8)
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < 8; ++j) lane[k][j] += (double)g[k * n + i + j] * g[k * n + i + j];
+  for (int k = 0; k < 4; ++k) {
+    double s = 0.0;
+    for (double v : lane[k]) s += v;
+    out[k] = s;
+  }
+}
+
 // One pass per element: moments, bias-corrected step with decoupled weight decay, and the bf16
 // copy. Vectorises (the trainer builds with -fno-math-errno, so sqrt needs no errno branch).
 ONEGPU_CLONES
@@ -87,7 +103,14 @@ void zero_grads(ParamStore& p, ThreadPool* pool) {
 
 double global_grad_norm(const ParamStore& p, ThreadPool* pool) {
   std::vector<double> part((std::size_t)((p.count() + kBlock - 1) / kBlock));
-  for_blocks(p.count(), pool, [&](std::int64_t a, std::int64_t b) { part[a / kBlock] = sum_squares(p.grads.data() + a, b - a); });
+  std::int64_t done = 0;
+  if (!pool)  // one thread: whole blocks four at a time (the same sums, sooner)
+    for (; done + 4 * kBlock <= p.count(); done += 4 * kBlock)
+      sum_squares4(p.grads.data() + done, kBlock, part.data() + done / kBlock);
+  const std::int64_t rest = p.count() - done;
+  for_blocks(rest, pool, [&](std::int64_t a, std::int64_t b) {
+    part[(done + a) / kBlock] = sum_squares(p.grads.data() + done + a, b - a);
+  });
   double s = 0.0;
   for (double v : part) s += v;
   return std::sqrt(s);
