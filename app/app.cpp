@@ -486,8 +486,16 @@ void App::draw_status(float W, float H, float status_h) {
   // story's first hint is the one that leads to every other.
   static constexpr const char* kStoryHints[] = {"F1 all keys", "← → chapters", "Enter button", "R replay",
                                                 "B blank", "H hide panels"};
-  static constexpr const char* kLabHints[] = {"space run/pause", ". op", "M microbatch", "S step", "L or Esc back",
-                                              "P replay", "[ ] op", "F fit", "Ctrl+S PNG", "F1 all keys"};
+  // The Lab's: its stepping keys (key_commands.cpp), how to leave, then the rest.
+  static const std::vector<const char*> kLabHints = [] {
+    std::vector<const char*> h;
+    for (const LabKeyRow& r : lab_keys())
+      if (*r.hint) h.push_back(r.hint);
+    h.insert(h.begin() + std::min<std::ptrdiff_t>(4, (std::ptrdiff_t)h.size()), "L or Esc back");
+    h.push_back("Ctrl+S PNG");
+    h.push_back("F1 all keys");
+    return h;
+  }();
   std::string status = head;
   const float room = ImGui::GetContentRegionAvail().x;
   auto add_if_it_fits = [&](const char* part) {
@@ -529,22 +537,28 @@ void App::draw_help() {
   ImGui::PushFont(title_font_);
   ImGui::TextUnformatted("Keys");
   ImGui::PopFont();
+  // One table, so the Lab's rows line up under the story's.
   if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_SizingFixedFit)) {
-    for (const KeyRow& r : story_keys()) {
-      if (!*r.keys) continue;  // a second binding of the row above
+    auto row = [&](const char* keys, const char* does) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextColored(im(render::palette::forward), "%s", r.keys);
+      ImGui::TextColored(im(render::palette::forward), "%s", keys);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.does);
-    }
+      ImGui::TextUnformatted(does);
+    };
+    for (const KeyRow& r : story_keys())
+      if (*r.keys) row(r.keys, r.does);  // an empty row is a second binding of the row above
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Spacing();
+    ImGui::TextUnformatted("In the Lab");
+    for (const LabKeyRow& r : lab_keys())
+      if (*r.keys) row(r.keys, r.does);
+    row("L or Esc", "back to the story");
     ImGui::EndTable();
   }
   ImGui::PushFont(small_font_);
-  const char* lab_keys = "In the Lab: Space run/pause, . one op, M microbatch, S step, F fit, L or Esc back.";
-  ImGui::TextDisabled("%s", lab_keys);
   ImGui::TextDisabled("Any key closes this list.");
-  const float lab_w = ImGui::CalcTextSize(lab_keys).x;
   ImGui::PopFont();
   // What the text needs at this scale against the room there is: shrink (or grow back towards 1)
   // for the next frame. Text widths scale linearly with the font scale, so it settles at once.
@@ -554,7 +568,11 @@ void App::draw_help() {
     keys_w = std::max(keys_w, ImGui::CalcTextSize(r.keys).x);
     does_w = std::max(does_w, ImGui::CalcTextSize(r.does).x);
   }
-  const float need_w = std::max(keys_w + does_w + 4.0f * st.CellPadding.x, lab_w) + 2.0f * st.WindowPadding.x;
+  for (const LabKeyRow& r : lab_keys()) {
+    keys_w = std::max(keys_w, ImGui::CalcTextSize(r.keys).x);
+    does_w = std::max(does_w, ImGui::CalcTextSize(r.does).x);
+  }
+  const float need_w = keys_w + does_w + 4.0f * st.CellPadding.x + 2.0f * st.WindowPadding.x;
   const float need_h = ImGui::GetCursorPosY() + st.WindowPadding.y;
   const float fit = std::min(room.x / std::max(1.0f, need_w), room.y / std::max(1.0f, need_h));
   if (fit < 1.0f || help_fit_ < 1.0f) help_fit_ = std::clamp(help_fit_ * fit * 0.98f, 0.3f, 1.0f);
@@ -592,7 +610,11 @@ void App::draw_chapter_list(float side_w, float height) {
     if (ImGui::Selectable(label, i == nav_.index())) {
       nav_.go_to(i);
     }
-    if (i == nav_.index() && nav_.time() < 0.05f) ImGui::SetScrollHereY(0.3f);
+    // A chapter just opened is brought into view, and the list left where it is when it shows.
+    if (i == nav_.index() && nav_.time() < 0.05f) {
+      const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
+      if (ImGui::GetItemRectMin().y < top || ImGui::GetItemRectMax().y > bottom) ImGui::SetScrollHereY(0.3f);
+    }
   }
   ImGui::Spacing();
   ImGui::PushFont(small_font_);

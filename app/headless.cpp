@@ -142,8 +142,8 @@ int run_headless(const Options& o, int chapter_index) {
     HeadlessImage img = render_headless_lab(o);
     save_png(o.out, img.width, img.height, img.rgba);
     const RunnerStatus st = JobRunner::shared().status();
-    std::printf("wrote %s (%dx%d, the Lab after %d steps%s)\n", o.out.c_str(), img.width, img.height, st.steps_done,
-                st.in_step ? " and part of the next" : "");
+    std::printf("wrote %s (%dx%d, the Lab after %d step%s%s)\n", o.out.c_str(), img.width, img.height, st.steps_done,
+                st.steps_done == 1 ? "" : "s", st.in_step ? " and part of the next" : "");
     return 0;
   }
   HeadlessImage img = render_headless(o, chapter_index);

@@ -21,6 +21,7 @@
 #include "app/ui/frame_pacer.h"
 #include "app/ui/redraw.h"
 #include "app/live/trace_run.h"
+#include "app/run/story_run.h"
 #include "app/assets.h"
 #include "render/error.h"
 #include "render/framebuffer.h"
@@ -155,6 +156,10 @@ int run_window(const Options& o, int chapter_index) {
       app.nav().set_lab(true);
       app.show_recorded(t.run, t.events);
     }
+    // The story's corpus and tokenizer are built now, in the background, so no chapter's first
+    // frame waits for them (the Lab's run goes first when the window opens on the Lab).
+    JobRunner::shared().set_jobs_idle_class(true);  // background jobs never hold up a frame
+    if (!o.lab && o.view.empty()) StoryRun::build_soon();
     if (o.lab) {
       const cli::TrainArgs a = lab_train_args(o.lab_args);
       app.lab().set_args(a);

@@ -31,15 +31,24 @@ std::string resolve_device(const std::string& want) {
   throw Error("--device cuda: no CUDA device here (" + d.note + ")");
 }
 
-std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, bool tf32) {
+const char* matmul_math_name(MatmulMath m) {
+  switch (m) {
+    case MatmulMath::tf32: return "tf32";
+    case MatmulMath::bf16: return "bf16";
+    default: return "fp32";
+  }
+}
+
+std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math) {
 #ifdef ONEGPU_HAVE_CUDA
   tracker.use_device_memory(&cuda_device_memory());
   CudaOptions o;
-  o.tf32 = tf32;
+  o.tf32 = math == MatmulMath::tf32;
+  o.bf16 = math == MatmulMath::bf16;
   return make_cuda_backend(tracker, o);
 #else
   (void)tracker;
-  (void)tf32;
+  (void)math;
   throw Error("this build has no CUDA backend (configure with nvcc present, ONEGPU_CUDA=ON)");
 #endif
 }

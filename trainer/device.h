@@ -21,8 +21,15 @@ DeviceInfo probe_devices();
 // cpu. Throws Error (one line, saying why) for cuda where there is none, or an unknown name.
 std::string resolve_device(const std::string& want);
 
+// How a device backend's matmuls do their arithmetic. fp32: as the CPU (the GPU tests compare
+// against it). tf32: fp32 data, tensor cores round the inputs to TF32. bf16: the inputs rounded
+// to bf16 (as the weights are stored), tensor cores at their dense bf16 rate, fp32 accumulation
+// and results; the benchmark's MFU is against that rate.
+enum class MatmulMath { fp32, tf32, bf16 };
+const char* matmul_math_name(MatmulMath m);
+
 // The CUDA backend on device 0, with `tracker` switched to device memory first (so it must not
 // have allocated anything yet). Throws Error where this build or machine has no CUDA.
-std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, bool tf32 = false);
+std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math = MatmulMath::fp32);
 
 }  // namespace onegpu::trainer

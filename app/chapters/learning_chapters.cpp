@@ -164,10 +164,15 @@ void LearningChapter::on_action() {
 }
 
 // The long run is started once and never undone: after that the button would do nothing.
-bool LearningChapter::button_offered() const { return !StoryRun::get().training_started(); }
+bool LearningChapter::button_offered() const {
+  const StoryRun* run = StoryRun::ready();
+  return !run || !run->training_started();
+}
 
 void LearningChapter::prepare(float t) {
-  // What the picture at t draws from: the first step's recorded run, or the warm step's.
+  // What the picture at t draws from: the story, and the first step's recorded run or the warm
+  // step's.
+  StoryRun::get();
   switch (scene_) {
     case LearningScene::Guess:
     case LearningScene::Gradients:
@@ -185,7 +190,9 @@ void LearningChapter::prepare(float t) {
 }
 
 std::string LearningChapter::activity() const {
-  StoryRun& run = StoryRun::get();
+  const StoryRun* story = StoryRun::ready();
+  if (!story) return kStoryBuilding;
+  const StoryRun& run = *story;
   if (std::string a = first_step_activity(); !a.empty()) return a;
   if (scene_ != LearningScene::Train) return {};
   if (run.trained_steps() == 0 || run.training_done()) return {};  // not started, or finished
@@ -196,15 +203,22 @@ std::string LearningChapter::activity() const {
 }
 
 // While the first step is being recorded (a job): the model's box and a line saying so.
+// Before that, while the story itself is being built (StoryRun::ready()), the same with its line.
 void LearningChapter::draw_recording(const SceneFrame& f, const LearningLayout& L, float wpp) {
   Canvas& c = f.world;
   c.set_layer(1);
   draw_box(c, L.box, loaded_box(kLayers), wpp);
-  draw_measuring(c, L.box.chip, first_step_activity());
+  draw_measuring(c, L.box.chip, StoryRun::ready() ? first_step_activity() : std::string(kStoryBuilding));
 }
 
 void LearningChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float wpp = cam.world_per_pixel();
+  if (!StoryRun::ready()) {  // the story is being built (a job): nothing of it to draw yet
+    draw_field_behind(f.world, layout_, 0.07f, wpp);
+    draw_recording(f, learning_layout(layout_.chip_rect(0)), wpp);
+    f.world.set_layer(0);
+    return;
+  }
   // The learning chapters' recordings, queued once (in the order the chapters need them), so
   // each is ready by the time its chapter opens.
   first_step_run_ready(1);

@@ -11,24 +11,14 @@
 
 #include "app/lab/lab.h"
 #include "app/lab/lab_flow.h"
+#include "app/lab/lab_units.h"
 #include "app/live/comm_ledger.h"
 #include "render/palette.h"
 #include "trainer/engine/virtual_clock.h"
 
 namespace onegpu::app {
 
-namespace {
-std::string bytes(double b) {
-  char s[32];
-  if (b >= 1e9) std::snprintf(s, sizeof s, "%.2f GB", b / 1e9);
-  else if (b >= 1e6) std::snprintf(s, sizeof s, "%.2f MB", b / 1e6);
-  else if (b >= 1e3) std::snprintf(s, sizeof s, "%.1f kB", b / 1e3);
-  else std::snprintf(s, sizeof s, "%.0f B", b);
-  return s;
-}
-}  // namespace
-
-void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
+void Lab::ledger(const RunState& rs, float /*scale*/, const LabFonts& fonts) {
   const RunStep* rec = shown(rs);
   const LiveRun* run = rs.run();
   drawn_.ledger_measured.clear();
@@ -61,9 +51,9 @@ void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
     Cells c;
     c.c[0] = transfer_name(r.what);
     c.c[1] = std::to_string(r.ops);
-    c.c[2] = bytes(r.inside);
-    c.c[3] = bytes(r.between);
-    c.c[4] = r.predicted >= 0 ? bytes(r.predicted) : "(first step only)";
+    c.c[2] = fmt_bytes(r.inside);
+    c.c[3] = fmt_bytes(r.between);
+    c.c[4] = r.predicted >= 0 ? fmt_bytes(r.predicted) : "(first step only)";
     if (r.predicted > 0) {
       const double k = r.measured() / r.predicted;
       const bool ok = std::fabs(k - 1) < 1e-9;
@@ -124,7 +114,7 @@ void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
     for (const auto& [k, v] : links) {
       const auto [from, to, grad] = k;
       ImGui::TextDisabled("GPU %d → GPU %d  ·  %s  ·  %d send%s  ·  %s%s", from + 1, to + 1, grad ? "gradients" : "activations",
-                          v.first, v.first == 1 ? "" : "s", bytes(v.second).c_str(),
+                          v.first, v.first == 1 ? "" : "s", fmt_bytes(v.second).c_str(),
                           from / per_node != to / per_node ? "  ·  between nodes" : "");
     }
     ImGui::TreePop();
@@ -136,7 +126,7 @@ void Lab::ledger(const RunState& rs, float s, const LabFonts& fonts) {
       "Formulas: pipeline 2·(chunks−1)·m·dp·A (A: one microbatch's hidden states) · all-to-all 4·L·m·dp·(ep−1)/ep·k·A · "
       "ring all-reduce 2(n−1)/n × each rank's gradient bytes (n = dp for dense weights, dp/ep for experts). In all: %s "
       "measured, %s by the formulas.",
-      bytes(L.measured).c_str(), bytes(L.predicted).c_str());
+      fmt_bytes(L.measured).c_str(), fmt_bytes(L.predicted).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <span>
+#include <string>
 
 #include <imgui.h>
 
@@ -12,6 +13,8 @@
 #include "app/cli/run_preset.h"
 #include "app/lab/lab_explain.h"
 #include "app/lab/lab_flow.h"
+#include "app/lab/lab_units.h"
+#include "app/ui/key_commands.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
@@ -49,14 +52,6 @@ bool int_field(const char* label, int& v, int lo, int hi, float w) {
   return true;
 }
 
-std::string fmt_bytes(double b) {
-  char s[32];
-  if (b >= 1e9) std::snprintf(s, sizeof s, "%.2f GB", b / 1e9);
-  else if (b >= 1e6) std::snprintf(s, sizeof s, "%.1f MB", b / 1e6);
-  else if (b >= 1e3) std::snprintf(s, sizeof s, "%.1f kB", b / 1e3);
-  else std::snprintf(s, sizeof s, "%.0f B", b);
-  return s;
-}
 
 
 }  // namespace
@@ -246,7 +241,9 @@ void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts)
     runner_.play(pace_);
   ImGui::EndDisabled();
   ImGui::PushTextWrapPos(0.0f);
-  words_dim("keys: space run/pause · . op · M microbatch · S step");
+  std::string keys = "keys:";  // the stepping keys' hints, from the table the window maps presses through
+  for (std::size_t i = 0; i < 4 && i < lab_keys().size(); ++i) keys += (i ? " · " : " ") + std::string(lab_keys()[i].hint);
+  words_dim("%s", keys.c_str());
   ImGui::PopTextWrapPos();
 }
 
@@ -332,8 +329,8 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
       ImGui::SameLine();
       ImGui::TextUnformatted(op_title(p.op(o.id)).c_str());
       ImGui::PushFont(fonts.small);
-      words_dim("measured %.0f µs · virtual %.0f–%.0f µs%s", o.measured_s * 1e6, o.vbegin * 1e6, o.vend * 1e6,
-                          o.bytes > 0 ? (" · " + fmt_bytes((double)o.bytes)).c_str() : "");
+      words_dim("measured %s · virtual %s to %s%s", fmt_time(o.measured_s).c_str(), fmt_time(o.vbegin).c_str(),
+                fmt_time(o.vend).c_str(), o.bytes > 0 ? (" · " + fmt_bytes((double)o.bytes)).c_str() : "");
       ImGui::PopFont();
     }
   }

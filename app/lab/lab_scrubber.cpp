@@ -94,9 +94,9 @@ void Lab::scrubber(const RunState& rs, float s, const LabFonts& fonts, bool row)
   flow(item[3]);
   if (ImGui::Button("◀##prevop")) jump(-1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("GPU %d's previous op  ( [ )", sel_rank_ + 1);
-  ImGui::SameLine(0, 2.0f * s);
+  ImGui::SameLine(0, gap);
   ImGui::TextDisabled("%s", op);
-  ImGui::SameLine(0, 2.0f * s);
+  ImGui::SameLine(0, gap);
   if (ImGui::Button("▶##nextop")) jump(+1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("GPU %d's next op  ( ] )  ·  a click on a lane picks the GPU", sel_rank_ + 1);
   flow(item[4]);

@@ -17,6 +17,7 @@
 #include "app/lab/lab_explain.h"
 #include "app/lab/lab_timeline_layer.h"
 #include "app/lab/timeline_axis.h"
+#include "app/lab/lab_units.h"
 #include "render/gl.h"
 #include "render/palette.h"
 
@@ -32,14 +33,6 @@ bool is_compute(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::WeightGradient || k == EventKind::Update;
 }
 
-std::string fmt_time(double s) {
-  char b[32];
-  const double a = std::fabs(s);
-  if (a >= 1) std::snprintf(b, sizeof b, "%.2f s", s);
-  else if (a >= 1e-3) std::snprintf(b, sizeof b, "%.2f ms", s * 1e3);
-  else std::snprintf(b, sizeof b, "%.0f µs", s * 1e6);
-  return b;
-}
 
 void legend(ImDrawList* dl, float s, bool new_row) {
   struct Item { const char* name; EventKind k; };

@@ -6,11 +6,15 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #endif
@@ -71,11 +75,50 @@ std::int64_t now_ns() {
 // With nothing else to run, a job goes as fast as before.
 constexpr int kJobNice = 10;
 
-void run_yielding(const std::function<void()>& job) {
+#if defined(__linux__)
+// Whether other processes left the cores alone since the last call: the machine's busy time
+// (/proc/stat, steal included) less this process's own, under a quarter of one core. False on
+// the first call and wherever it cannot tell.
+bool others_quiet() {
+  static std::mutex mu;
+  static double last_busy = -1, last_self = 0;
+  static std::chrono::steady_clock::time_point last_t;
+  std::lock_guard<std::mutex> lock(mu);
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return false;
+  unsigned long long v[8] = {};
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  if (n < 8) return false;
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double busy = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;  // not idle, iowait
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const double self = u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  const auto now = std::chrono::steady_clock::now();
+  bool quiet = false;
+  if (last_busy >= 0) {
+    const double dt = std::chrono::duration<double>(now - last_t).count();
+    quiet = dt > 0.05 && (busy - last_busy - (self - last_self)) / dt < 0.25;
+  }
+  last_busy = busy, last_self = self, last_t = now;
+  return quiet;
+}
+#endif
+
+// idle_class: SCHED_IDLE instead while nothing else keeps the cores busy (set_jobs_idle_class);
+// under other load an idle-class job would hardly run, so it keeps nice 10 then.
+void run_yielding(const std::function<void()>& job, bool idle_class) {
   std::exception_ptr error;
+#if defined(__linux__)
+  idle_class = idle_class && others_quiet();
+#endif
   std::thread t([&] {
 #if defined(__linux__)
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kJobNice);  // a thread's own nice
+    sched_param none{};
+    if (!idle_class || pthread_setschedparam(pthread_self(), SCHED_IDLE, &none) != 0)
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kJobNice);  // a thread's own nice
 #endif
     try {
       job();
@@ -159,6 +202,13 @@ void JobRunner::branch(const cli::TrainArgs& other, int step) {
 std::shared_ptr<const BranchRun> JobRunner::branched() const {
   std::lock_guard<std::mutex> lock(mu_);
   return branch_;
+}
+
+void JobRunner::set_jobs_idle_class(bool on) {
+#if defined(__linux__)
+  if (on) others_quiet();  // the first sample: the first job then sees the load since now
+#endif
+  jobs_idle_class_ = on;
 }
 
 std::shared_future<void> JobRunner::post(std::string what, std::function<void()> job) {
@@ -338,7 +388,7 @@ void JobRunner::carry_out(Command& c) {
           status_.job = c.what;
         }
         try {
-          run_yielding(c.job);
+          run_yielding(c.job, jobs_idle_class_);
           c.done->set_value();
         } catch (...) {
           c.done->set_exception(std::current_exception());
@@ -362,7 +412,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_.building = true;
-    status_.building_what = "building " + a.model + " on " + std::to_string(a.pp * a.dp) + " ranks";
+    const int ranks = a.pp * a.dp;
+    status_.building_what = "building " + a.model + " on " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
   }
   struct Done {
     JobRunner* r;

@@ -16,6 +16,7 @@
 // StepEnd, GradNorm, per-rank memory (StepMemory), RouterCount and Traffic.
 // The trainer never blocks on the picture; the runner itself waits for room in its own lane
 // (it is not a compute worker), so once-a-step records are never dropped.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -122,6 +123,12 @@ class JobRunner {
 
   // Any thread: background work for the chapters, run on the runner's thread between ops.
   std::shared_future<void> post(std::string what, std::function<void()> job);
+  // Posted jobs run at the idle scheduling class (SCHED_IDLE: only on a core nothing else
+  // wants) instead of nice 10, while other processes leave the cores alone (where they keep
+  // every core busy, an idle-class job would barely run, so it keeps nice 10). The window turns
+  // this on: at nice 10 a chapter's background run still held a core for part of a frame while
+  // the rasteriser's threads waited for it. Off by default (tests run side by side).
+  void set_jobs_idle_class(bool on);
 
   RunnerStatus status() const;
   std::shared_ptr<const LiveRun> live() const;  // null before the first configure
@@ -165,7 +172,8 @@ class JobRunner {
   double pace_ = 0;
   bool by_hand_ = false;  // the current step had an op released by hand
   std::uint64_t generation_ = 0;
-  std::thread thread_;
+  std::atomic<bool> jobs_idle_class_{false};
+  std::thread thread_;  // last: it starts at construction and reads the members above
 };
 
 }  // namespace onegpu::app

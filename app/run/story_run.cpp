@@ -18,11 +18,33 @@ using namespace trainer;
 namespace {
 constexpr std::uint64_t kSeed = 1;
 bool is_milestone(int s) { return s == 1 || s == 10 || s == 100 || s == 1000 || s == 10000; }
+// The story is built (get() has returned once); its building job, once queued.
+std::atomic<bool> g_built{false};
+std::mutex g_build_mu;
+std::shared_future<void> g_build;
 }  // namespace
 
 StoryRun& StoryRun::get() {
   static StoryRun run;
+  g_built.store(true, std::memory_order_release);
   return run;
+}
+
+void StoryRun::build_soon() {
+  if (g_built.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(g_build_mu);
+  if (!g_build.valid())
+    g_build = JobRunner::shared().post(kStoryBuilding, [] { get(); });
+}
+
+StoryRun* StoryRun::ready() {
+  if (g_built.load(std::memory_order_acquire)) return &get();
+  build_soon();
+  std::lock_guard<std::mutex> lock(g_build_mu);
+  // A job that failed (or a runner that stopped): building here throws the error where the
+  // chapters have always met it.
+  if (g_build.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return &get();
+  return nullptr;
 }
 
 StoryRun::StoryRun() {

@@ -22,6 +22,8 @@ namespace onegpu::app {
 
 inline constexpr const char* kPrompt = "Once upon a";
 inline constexpr int kSampleTokens = 16;  // length of the writing sampled at each milestone
+// The status bar's line while the story is being built (StoryRun::ready()).
+inline constexpr const char* kStoryBuilding = "the story: writing its texts and learning its tokens";
 
 struct Tray {
   std::string text;                   // the text as the model reads it (decoded tokens)
@@ -38,7 +40,15 @@ struct Prediction {
 
 class StoryRun {
  public:
+  // Builds the story on first call (the corpus and its tokenizer: a tenth of a second or more),
+  // on whichever thread calls first; jobs, prepare() and tests use this.
   static StoryRun& get();
+  // draw(): never blocks. The story once built, else null, its building queued as a job on
+  // the runner on first ask (the chapter says it is being prepared meanwhile).
+  static StoryRun* ready();
+  // Queues the building now: the window does at start, so the story is there by the time a
+  // learner reaches its chapters instead of stalling the frame that opens the first of them.
+  static void build_soon();
   ~StoryRun();
 
   const trainer::BpeTokenizer& tokenizer() const { return tok_; }

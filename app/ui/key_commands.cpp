@@ -33,6 +33,20 @@ const std::vector<KeyRow>& story_keys() {
   return rows;
 }
 
+const std::vector<LabKeyRow>& lab_keys() {
+  static const std::vector<LabKeyRow> rows = {
+      {"Space", "run / pause", "space run/pause", ' ', {GLFW_KEY_SPACE}},
+      {". (or O)", "step one op", ". op", '.', {GLFW_KEY_PERIOD, GLFW_KEY_O}},
+      {"M", "one microbatch", "M microbatch", 'm', {GLFW_KEY_M}},
+      {"S", "the rest of the step (or one whole step)", "S step", 's', {GLFW_KEY_S}},
+      {"F", "fit the timeline, follow the run again", "F fit", 'f', {GLFW_KEY_F}},
+      {"P", "replay the shown step / pause it", "P replay", 'p', {GLFW_KEY_P}},
+      {"[ and ]", "the selected GPU's previous / next op", "[ ] op", '[', {GLFW_KEY_LEFT_BRACKET}},
+      {"", "", "", ']', {GLFW_KEY_RIGHT_BRACKET}},
+  };
+  return rows;
+}
+
 namespace {
 std::optional<Action> find(int key, int mods, bool lab) {
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
@@ -61,17 +75,9 @@ std::optional<Action> lab_action(int key, int mods) {
 
 char lab_key(int key, int mods) {
   if (mods & GLFW_MOD_CONTROL) return 0;
-  switch (key) {
-    case GLFW_KEY_SPACE: return ' ';
-    case GLFW_KEY_PERIOD: case GLFW_KEY_O: return '.';
-    case GLFW_KEY_M: return 'm';
-    case GLFW_KEY_S: return 's';
-    case GLFW_KEY_F: return 'f';
-    case GLFW_KEY_P: return 'p';  // replay the recorded step
-    case GLFW_KEY_LEFT_BRACKET: return '[';  // the selected GPU's previous op
-    case GLFW_KEY_RIGHT_BRACKET: return ']';  // its next op
-    default: return 0;
-  }
+  for (const LabKeyRow& r : lab_keys())
+    if (std::find(r.glfw_keys.begin(), r.glfw_keys.end(), key) != r.glfw_keys.end()) return r.command;
+  return 0;
 }
 
 }  // namespace onegpu::app

@@ -19,6 +19,17 @@ struct KeyRow {
 // The story's keys (the chapters), in the order the help lists them.
 const std::vector<KeyRow>& story_keys();
 
+// The Lab's own keys, in the order the help lists them. `hint`: the status bar's short form
+// (empty: not hinted there); `command`: what Lab::key receives.
+struct LabKeyRow {
+  const char* keys;
+  const char* does;
+  const char* hint;
+  char command;
+  std::vector<int> glfw_keys;
+};
+const std::vector<LabKeyRow>& lab_keys();
+
 // The story action for one press, or none.
 std::optional<Action> story_action(int key, int mods);
 // With the Lab open: a story-level action (back to the story, list, full screen, size, quit).

@@ -1,6 +1,6 @@
 // Training throughput on one GPU: tokens/s, achieved matmul TFLOP/s and model FLOPs utilisation
 // (MFU) against the GPU's dense bf16 tensor-core peak (cuda_backend.h: cuda_device_info), for
-// `story` and `wide`, with the matmuls in fp32 and in TF32. Random tokens: the shapes, not the
+// `story` and `wide`, with the matmuls in fp32, in TF32 and with bf16 inputs (device.h: MatmulMath). Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 3 timed windows of `steps` steps, each window
 // ending when the device is idle. scripts/device-check runs it.
 // Usage: bench_train_gpu [steps] [story|wide]   (one line per model and precision)
@@ -29,10 +29,10 @@ struct Result {
   MemStats mem;
 };
 
-Result run(const std::string& name, int B, int steps, bool tf32) {
+Result run(const std::string& name, int B, int steps, MatmulMath math) {
   ModelConfig c = model_preset(name);
   MemoryTracker mt;
-  auto be = make_device_backend(mt, tf32);
+  auto be = make_device_backend(mt, math);
   Model m(c, *be, mt, 1);
   AdamWConfig opt;
   opt.total_steps = 3 * steps + 2;
@@ -85,13 +85,13 @@ int main(int argc, char** argv) {
   };
   try {
     for (Case k : {Case{"story", 64}, Case{"wide", 8}})
-      for (bool tf32 : {false, true}) {
+      for (MatmulMath math : {MatmulMath::fp32, MatmulMath::tf32, MatmulMath::bf16}) {
         if (!only.empty() && only != k.model) continue;
-        Result r = run(k.model, k.batch, steps, tf32);
+        Result r = run(k.model, k.batch, steps, math);
         const double mfu = g.bf16_dense_tflops > 0 ? r.tflops / g.bf16_dense_tflops : 0.0;
         std::printf("onegpu_gpu model=%s batch=%d math=%s tokens_per_s=%.0f step_ms=%.1f tflops=%.2f mfu_bf16=%.4f "
                     "peak_gib weights=%.2f gradients=%.2f optimizer=%.2f activations=%.2f\n",
-                    k.model, k.batch, tf32 ? "tf32" : "fp32", r.tokens_per_s, r.step_ms, r.tflops, mfu,
+                    k.model, k.batch, matmul_math_name(math), r.tokens_per_s, r.step_ms, r.tflops, mfu,
                     r.mem.peak[0] / 1073741824.0, r.mem.peak[1] / 1073741824.0, r.mem.peak[2] / 1073741824.0,
                     r.mem.peak[3] / 1073741824.0);
         std::fflush(stdout);

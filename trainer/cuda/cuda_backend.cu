@@ -445,6 +445,15 @@ __global__ void k_adamw(float* w, float* m, float* v, const float* g, std::uint1
   }
 }
 
+// x rounded to bf16 as float_to_bf16 (trainer/ops/bf16.h) rounds: to nearest even, NaN kept.
+__global__ void k_round_bf16(const float* __restrict x, std::uint16_t* __restrict y, std::int64_t n) {
+  GRID_STRIDE(i, n) {
+    const unsigned u = __float_as_uint(x[i]);
+    y[i] = (u & 0x7fffffffu) > 0x7f800000u ? (std::uint16_t)((u >> 16) | 0x40u)
+                                           : (std::uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+}
+
 // ---- >>cublas ---------------------------------------------------------------------------------
 // Loaded with dlopen on first use, so no binary of the project needs libcublas to start.
 
@@ -454,6 +463,11 @@ struct Cublas {
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasSgemm_v2) sgemm = nullptr;
+  // The C entry point (the header also declares a C++ overload taking the older cudaDataType for
+  // the compute type).
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                            const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                            cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
 };
 
 const Cublas& cublas() {
@@ -477,6 +491,7 @@ const Cublas& cublas() {
     r.set_stream = reinterpret_cast<decltype(r.set_stream)>(sym("cublasSetStream_v2"));
     r.set_math_mode = reinterpret_cast<decltype(r.set_math_mode)>(sym("cublasSetMathMode"));
     r.sgemm = reinterpret_cast<decltype(r.sgemm)>(sym("cublasSgemm_v2"));
+    r.gemm_ex = reinterpret_cast<decltype(r.gemm_ex)>(sym("cublasGemmEx"));
     return r;  // the library stays loaded for the life of the process
   }();
   return c;
@@ -541,6 +556,7 @@ class CudaBackend final : public Backend {
     check_blas(b.set_stream(blas_, stream_), "set stream");
     check_blas(b.set_math_mode(blas_, opt.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "math mode");
     tf32_ = opt.tf32;
+    bf16_ = opt.bf16;
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
@@ -554,7 +570,7 @@ class CudaBackend final : public Backend {
     cudaStreamDestroy(stream_);
   }
 
-  std::string_view name() const override { return tf32_ ? "cuda-tf32" : "cuda"; }
+  std::string_view name() const override { return bf16_ ? "cuda-bf16" : tf32_ ? "cuda-tf32" : "cuda"; }
   int threads() const override { return 1; }
 
   void matmul(const float* A, const float* B, float* C, int M, int K, int N, bool transA, bool transB,
@@ -572,7 +588,20 @@ class CudaBackend final : public Backend {
     const cublasOperation_t opb = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t opa = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int ldb = transB ? K : N, lda = transA ? M : K;
-    check_blas(cublas().sgemm(blas_, opb, opa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "sgemm");
+    if (!bf16_) {
+      check_blas(cublas().sgemm(blas_, opb, opa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "sgemm");
+      return;
+    }
+    // Both inputs rounded to bf16 in the scratch, laid out as they were (same leading dimensions).
+    const std::int64_t na = (std::int64_t)M * K, nb = (std::int64_t)K * N;
+    std::uint16_t* a16 = reinterpret_cast<std::uint16_t*>(scratch((std::size_t)(na + nb + 1) / 2));
+    std::uint16_t* b16 = a16 + na;
+    k_round_bf16<<<blocks_for(na), kThreads, 0, stream_>>>(A, a16, na);
+    k_round_bf16<<<blocks_for(nb), kThreads, 0, stream_>>>(B, b16, nb);
+    check_launch("matmul (inputs to bf16)");
+    check_blas(cublas().gemm_ex(blas_, opb, opa, N, M, K, &alpha, b16, CUDA_R_16BF, ldb, a16, CUDA_R_16BF, lda, &beta, C,
+                                CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "gemm (bf16)");
   }
 
   void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T, int D, float eps) override {
@@ -822,7 +851,7 @@ class CudaBackend final : public Backend {
   MemoryTracker& tracker_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  bool tf32_ = false;
+  bool tf32_ = false, bf16_ = false;
   Stage stage_[3];
   double* host_result_ = nullptr;
   Buffer<float> scratch_, dg_part_;

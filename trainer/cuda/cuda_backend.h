@@ -11,7 +11,11 @@
 // What it does:
 //   - matmuls through cuBLAS (fp32 inputs, fp32 accumulation; bf16 weights are widened first by
 //     bf16_to_f32, as on the CPU). CudaOptions::tf32 lets the tensor cores round inputs to TF32
-//     (for speed; results then differ from the CPU's in the 3rd or 4th digit);
+//     (for speed; results then differ from the CPU's in the 3rd or 4th digit); CudaOptions::bf16
+//     rounds both inputs to bf16 in a scratch buffer (round to nearest even, as the weights'
+//     copies are made) and multiplies them on the tensor cores with fp32 accumulation
+//     (cublasGemmEx): the dense bf16 rate the benchmark's MFU is measured against, at the cost of
+//     bf16 rounding of the activations too (2 to 3 significant digits);
 //   - every other op is a kernel of ours (cuda_backend.cu). No atomics: sums that cross rows
 //     are deterministic. Embedding backward and scatter-add add in the CPU's order (exactly
 //     its bits); norm-gain gradients add fixed chunks of rows, then the chunks in order;
@@ -56,6 +60,7 @@ namespace onegpu::trainer {
 struct CudaOptions {
   int device = 0;     // CUDA device ordinal
   bool tf32 = false;  // let cuBLAS use TF32 tensor cores for the fp32 matmuls
+  bool bf16 = false;  // round the matmuls' inputs to bf16 (cublasGemmEx, fp32 accumulation)
 };
 
 // Device memory for MemoryTracker::use_device_memory: unified (managed) memory, so the host

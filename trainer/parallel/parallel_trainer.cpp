@@ -280,7 +280,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   bool device_ranks = false;
   std::unique_ptr<Backend> make_rank_backend(MemoryTracker& t) {
     if (opt.make_backend) return opt.make_backend(t);
-    if (opt.device == "cuda") return make_device_backend(t, opt.tf32);
+    if (opt.device == "cuda") return make_device_backend(t, opt.tf32 ? MatmulMath::tf32 : MatmulMath::fp32);
     if (opt.device != "cpu") throw Error("device must be cpu or cuda, got '" + opt.device + "'");
     return std::make_unique<CpuBackend>(t, 1);
   }

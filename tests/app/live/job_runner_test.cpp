@@ -4,7 +4,16 @@
 // running one untouched.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <thread>
+#include <tuple>
+
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/resource.h>
+#endif
 
 #include "app/live/job_runner.h"
 #include "app/live/run_state.h"
@@ -164,6 +173,30 @@ TEST(JobRunner, PostedJobsRunOnTheRunnersThread) {
   auto g = jr.post("failing job", [] { throw std::runtime_error("boom"); });
   EXPECT_THROW(g.get(), std::runtime_error);
 }
+
+#if defined(__linux__)
+// A job gives way to the picture: nice 10 by default; with the idle class on, SCHED_IDLE while
+// the machine is otherwise quiet, else still nice 10 (never the normal priority, and it runs).
+TEST(JobRunner, PostedJobsRunBelowThePicture) {
+  JobRunner jr;
+  auto job_class = [&] {
+    int policy = -1, nice = 0;
+    jr.post("priority probe", [&] {
+        policy = sched_getscheduler(0);
+        nice = getpriority(PRIO_PROCESS, 0);
+      }).get();
+    return std::pair{policy, nice};
+  };
+  auto [policy, nice] = job_class();
+  EXPECT_EQ(policy, SCHED_OTHER);
+  EXPECT_EQ(nice, 10);
+  jr.set_jobs_idle_class(true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a sample of the machine's load
+  std::tie(policy, nice) = job_class();
+  EXPECT_TRUE(policy == SCHED_IDLE || (policy == SCHED_OTHER && nice == 10)) << policy << " " << nice;
+  std::printf("with the idle class on, a job ran at %s\n", policy == SCHED_IDLE ? "SCHED_IDLE" : "nice 10 (machine busy)");
+}
+#endif
 
 }  // namespace
 }  // namespace onegpu::app

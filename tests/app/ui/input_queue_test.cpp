@@ -3,6 +3,8 @@
 // between two frames, then the frame takes them all.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
@@ -87,4 +89,24 @@ TEST(KeyCommands, PresenterKeysMapToTheirActions) {
   EXPECT_FALSE(lab_action(GLFW_KEY_M, 0).has_value());
   EXPECT_EQ(lab_key(GLFW_KEY_M, 0), 'm');
   EXPECT_EQ(lab_action(GLFW_KEY_ESCAPE, 0), Action::ToggleLab);
+}
+
+// The Lab's one key table: each key of a row reaches Lab::key as the row's command, the help
+// lists every row with a name, and no Lab key is also one the Lab keeps its story meaning for.
+TEST(KeyCommands, LabKeysComeFromOneTable) {
+  std::string commands;
+  for (const LabKeyRow& r : lab_keys()) {
+    ASSERT_FALSE(r.glfw_keys.empty());
+    for (int k : r.glfw_keys) {
+      EXPECT_EQ(lab_key(k, 0), r.command) << r.keys;
+      EXPECT_EQ(lab_key(k, GLFW_MOD_CONTROL), 0) << "Ctrl+" << r.keys << " is the window's, not the Lab's";
+      EXPECT_FALSE(lab_action(k, 0).has_value()) << r.keys << " means two things in the Lab";
+    }
+    EXPECT_EQ(*r.keys == 0, *r.does == 0);
+    commands += r.command;
+  }
+  EXPECT_EQ(commands, " .msfp[]");
+  EXPECT_EQ(lab_key(GLFW_KEY_O, 0), '.');
+  EXPECT_EQ(lab_key(GLFW_KEY_RIGHT_BRACKET, 0), ']');
+  EXPECT_EQ(lab_key(GLFW_KEY_L, 0), 0);  // L leaves the Lab (a story action)
 }

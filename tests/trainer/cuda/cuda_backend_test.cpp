@@ -16,6 +16,7 @@
 //     fp32 differences into whole bf16 steps now and then, so runs drift apart slowly).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -130,6 +131,36 @@ TEST_F(Cuda, RmsNormForwardAndBackward) {
   EXPECT_TRUE(all_close(host(dr), r, kOrderRel, kOrderAbs, "rstd"));
   EXPECT_TRUE(all_close(host(ddx), dx, kOrderRel, 1e-5, "dx"));
   EXPECT_TRUE(all_close(host(ddg), dg, kOrderRel, 1e-5, "dg"));
+}
+
+// MatmulMath::bf16: both inputs rounded to bf16 (as float_to_bf16 rounds), then multiplied with
+// fp32 accumulation: the CPU's product of the rounded inputs, to the matmul's order tolerance.
+TEST_F(Cuda, MatmulWithBf16InputsIsTheProductOfTheRoundedInputs) {
+  MemoryTracker bmt;
+  auto bf16 = make_device_backend(bmt, MatmulMath::bf16);
+  EXPECT_EQ(bf16->name(), "cuda-bf16");
+  auto round = [](std::vector<float> v) {
+    for (auto& x : v) x = bf16_to_float(float_to_bf16(x));
+    return v;
+  };
+  for (int mode = 0; mode < 6; ++mode) {
+    const int M = 37, K = 64, N = 45;
+    const bool tA = mode == 1 || mode == 4, tB = mode == 2 || mode == 5, acc = mode >= 3;
+    auto A = random_floats((std::size_t)M * K, 11 + mode), B = random_floats((std::size_t)K * N, 12 + mode);
+    auto C = random_floats((std::size_t)M * N, 13);
+    std::vector<float> want = C, unrounded = C;
+    cpu_.matmul(round(A).data(), round(B).data(), want.data(), M, K, N, tA, tB, acc);
+    cpu_.matmul(A.data(), B.data(), unrounded.data(), M, K, N, tA, tB, acc);
+    auto dA = dev(A), dB = dev(B), dC = dev(C);
+    bf16->matmul(dA.data(), dB.data(), dC.data(), M, K, N, tA, tB, acc);
+    bf16->sync();
+    const auto got = host(dC);
+    ASSERT_TRUE(all_close(got, want, 0.0, 1e-5 * K + 1e-6, "bf16 matmul")) << "transA=" << tA << " transB=" << tB << " acc=" << acc;
+    // The rounding is really there: some result is off the fp32 product by more than fp32's order.
+    double most = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) most = std::max(most, std::fabs((double)got[i] - unrounded[i]));
+    EXPECT_GT(most, 1e-5 * K + 1e-6);
+  }
 }
 
 TEST_F(Cuda, RopeForwardAndInverse) {
