@@ -51,26 +51,56 @@ void MemoryTracker::use_device_memory(DeviceMemory* dev) {
 namespace {
 std::size_t rounded_size(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+// Blocks below this come from the arena for take_host_block: arrays the simulation keeps.
+constexpr std::size_t kHostBlockCarve = std::size_t{16} << 20;
+
 // The host blocks every tracker has released, by rounded size, last released first (taken
 // again warm in the cache): one pool for all trackers (tracker.h).
+// A size no released block fits is carved from an arena: one reserve of address space, cut
+// block after block and advised for transparent huge pages. On the virtual machines this runs
+// on, the first write to a fresh 4 KiB page costs some 10 us (a 512-rank split run's first
+// step took 200,000 of them, over 2 s); one 2 MiB page costs about what 30 small ones do and
+// brings 512. Cut densely, the blocks waste at most the one huge page being filled. The
+// arena's blocks are not freed one by one, only handed out again at their size, and all
+// given back to the kernel once none is in use; while the arena is full the pool takes
+// blocks from malloc as before, and frees those past kLimit.
 class HostPool {
  public:
-  void* take(std::size_t rounded) {
+  // A released block of this size, else (if smaller than carve_below) a new one from the
+  // arena, which reads as zero (*zeroed = true); null: the caller gets one from malloc.
+  void* take(std::size_t rounded, std::size_t carve_below, bool* zeroed) {
     std::lock_guard<std::mutex> lk(mu_);
+    *zeroed = false;
     auto it = find(rounded);
-    if (it == lists_.end() || it->size != rounded || it->blocks.empty()) return nullptr;
-    void* p = it->blocks.back();
-    it->blocks.pop_back();
-    bytes_ -= rounded;
+    if (it != lists_.end() && it->size == rounded && !it->blocks.empty()) {
+      void* p = it->blocks.back();
+      it->blocks.pop_back();
+      if (in_arena(p))
+        live_ += rounded;
+      else
+        bytes_ -= rounded;
+      return p;
+    }
+    if (rounded >= carve_below || !kUseArena) return nullptr;
+    if (!arena_ && !reserve_arena()) return nullptr;
+    if (arena_used_ + rounded > kArenaBytes) return nullptr;  // full: malloc, as before it
+    void* p = arena_ + arena_used_;
+    arena_used_ += rounded;
+    live_ += rounded;
+    *zeroed = true;
     return p;
   }
   bool keep(void* p, std::size_t rounded) {  // false: the pool is full, free it
     std::lock_guard<std::mutex> lk(mu_);
-    if (bytes_ + rounded > kLimit) return false;
+    const bool carved = in_arena(p);  // not freed alone: only this pool hands it out again
+    if (!carved && bytes_ + rounded > kLimit) return false;
     auto it = find(rounded);
     if (it == lists_.end() || it->size != rounded) it = lists_.insert(it, List{rounded, {}});
     it->blocks.push_back(p);
-    bytes_ += rounded;
+    if (!carved)
+      bytes_ += rounded;
+    else if ((live_ -= rounded) == 0)
+      empty_arena();
     return true;
   }
 
@@ -82,8 +112,40 @@ class HostPool {
   std::vector<List>::iterator find(std::size_t rounded) {
     return std::lower_bound(lists_.begin(), lists_.end(), rounded, [](const List& l, std::size_t n) { return l.size < n; });
   }
+  // Address space for the arena, taken once; pages cost nothing until first written.
+  bool reserve_arena() {
+    void* m = ::mmap(nullptr, kArenaBytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (m == MAP_FAILED) return false;
+    const auto a = ((std::uintptr_t)m + kHugePage - 1) / kHugePage * kHugePage;  // whole huge pages
+    arena_ = reinterpret_cast<char*>(a);
+#ifdef MADV_HUGEPAGE
+    ::madvise(arena_, kArenaBytes, MADV_HUGEPAGE);  // a hint: without it, 4 KiB pages as before
+#endif
+    return true;
+  }
+  // No block of the arena is in use (every trainer is gone): its pages go back to the kernel
+  // and it is cut again from the start.
+  void empty_arena() {
+    for (List& l : lists_) std::erase_if(l.blocks, [&](void* b) { return in_arena(b); });
+    ::madvise(arena_, arena_used_, MADV_DONTNEED);
+    arena_used_ = 0;
+  }
+  bool in_arena(void* p) const {
+    return arena_ && (char*)p >= arena_ && (char*)p < arena_ + arena_used_;
+  }
   static constexpr std::size_t kLimit = std::size_t{512} << 20;
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr bool kUseArena = false;  // malloc's blocks, so that overruns are caught
+#else
+  static constexpr bool kUseArena = true;
+#endif
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  static constexpr std::size_t kArenaBytes = std::size_t{2} << 30;
   std::mutex mu_;
+  char* arena_ = nullptr;
+  std::size_t arena_used_ = 0;
+  std::size_t live_ = 0;  // bytes of the arena's blocks handed out and not yet back
   std::vector<List> lists_;
   std::size_t bytes_ = 0;
 };
@@ -100,13 +162,13 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
   const std::size_t rounded = rounded_size(bytes);
   void* p = nullptr;
-  bool fresh = false;
+  bool fresh = false, zeroed = false;  // fresh: from mmap (so zeroed too)
   if (zero && !dev_ && rounded >= kFreshPages) {  // device blocks come from dev_ only
     p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    fresh = true;
+    fresh = zeroed = true;
   } else if (!dev_) {
-    p = host_pool().take(rounded);
+    p = host_pool().take(rounded, kFreshPages, &zeroed);
   } else {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = std::lower_bound(cache_.begin(), cache_.end(), rounded,
@@ -121,7 +183,7 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
     p = dev_ ? dev_->allocate(rounded) : std::aligned_alloc(64, rounded);
     if (!p) throw std::bad_alloc();
   }
-  if (p && zero && !fresh) {
+  if (p && zero && !zeroed) {
     if (dev_)
       dev_->zero(p, rounded);
     else
@@ -194,6 +256,20 @@ std::int64_t MemoryTracker::peak(MemCategory c) const {
 void MemoryTracker::reset_peaks() {
   std::lock_guard<std::mutex> lk(mu_);
   s_.peak = s_.current;
+}
+
+void* take_host_block(std::size_t bytes) {
+  const std::size_t rounded = rounded_size(bytes ? bytes : 1);
+  bool zeroed = false;
+  void* p = host_pool().take(rounded, kHostBlockCarve, &zeroed);
+  if (!p) p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void give_host_block(void* p, std::size_t bytes) {
+  if (!p) return;
+  if (!host_pool().keep(p, rounded_size(bytes ? bytes : 1))) std::free(p);
 }
 
 void populate_pages(void* p, std::size_t bytes) {

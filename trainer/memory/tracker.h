@@ -56,7 +56,8 @@ class MemoryTracker {
  private:
   DeviceMemory* dev_ = nullptr;
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
-  // which spares the page faults of fresh memory. The counts above are of live buffers only.
+  // which spares the page faults of fresh memory, and new small ones are cut from huge pages
+  // (tracker.cpp says why). The counts above are of live buffers only.
   // Host blocks go to one pool that every tracker takes from (tracker.cpp): the ranks of a
   // split run take turns on a few threads, so a block one rank frees serves the next rank's
   // op, still warm in the cache. Blocks of 256 KiB and more that must start zeroed come
@@ -163,6 +164,27 @@ class Charge {
   MemoryTracker* t_;
   MemCategory c_;
   std::size_t bytes_;
+};
+
+// Host memory from the pool the trackers' host blocks come from (tracker.cpp), charged to no
+// tracker: for arrays the simulation keeps beside the modelled device's memory (copies of
+// weights, the layer caches of a microbatch), which would otherwise fault in page by page
+// the first time a step uses them. 64-byte aligned; contents undefined. give_host_block takes
+// the size that take_host_block was given.
+void* take_host_block(std::size_t bytes);
+void give_host_block(void* p, std::size_t bytes);
+
+// A standard allocator over take_host_block, for containers of such arrays.
+template <class T>
+struct HostAllocator {
+  using value_type = T;
+  HostAllocator() = default;
+  template <class U>
+  HostAllocator(const HostAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(take_host_block(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) { give_host_block(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const HostAllocator<U>&) const { return true; }
 };
 
 // Has the kernel hand out the host pages under [p, p + bytes) now (written as zero where they

@@ -39,7 +39,9 @@ struct MicrobatchState {
   int T = 0;
   Buffer<float> x;   // residual stream [T, D]: input of the next block to run forward
   Buffer<float> dx;  // gradient of the residual stream during backward
-  std::vector<LayerCache> layers;
+  // From the host pool: a split run holds thousands of these at once (all blocks' caches,
+  // a few kB each), made afresh in its first step.
+  std::vector<LayerCache, HostAllocator<LayerCache>> layers;
   Buffer<float> x_final, rstd_f, h_f, logits;  // head
   // [T, V] loss gradient at the logits, kept by head_forward(defer_weight) for the head's
   // weight gradient (head_backward_weight).

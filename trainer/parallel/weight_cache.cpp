@@ -6,10 +6,8 @@ namespace onegpu::trainer {
 
 WeightCache::Array WeightCache::floats(std::int64_t n) {
   // 64-byte aligned, as the tracker's blocks that the copies stand for.
-  const std::size_t bytes = ((std::size_t)n * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
-  if (!p) throw std::bad_alloc();
-  return Array(p);
+  const std::size_t bytes = (std::size_t)n * sizeof(float);
+  return Array(static_cast<float*>(take_host_block(bytes)), Free{bytes});
 }
 
 const float* WeightCache::wide(const bf16* src, std::int64_t offset, std::int64_t n) {

@@ -35,8 +35,9 @@ class WeightCache final : public WideWeights, public Transposes {
   std::size_t bytes() const;  // host memory the copies hold
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
+  struct Free {  // the arrays come from the host pool (tracker.h), made all at once in a first step
+    std::size_t bytes;  // no initialiser: unique_ptr needs it default-constructible in here
+    void operator()(float* p) const { give_host_block(p, bytes); }
   };
   using Array = std::unique_ptr<float[], Free>;
   static Array floats(std::int64_t n);

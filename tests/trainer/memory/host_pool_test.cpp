@@ -1,0 +1,93 @@
+// The host pool behind MemoryTracker and take_host_block: blocks come back zeroed when asked,
+// a released block serves the next request of its size, the counts are of the bytes asked for,
+// and (outside sanitizer builds, where blocks come from malloc) the arena's pages go back to
+// the kernel once no block of it is in use.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "trainer/memory/tracker.h"
+
+namespace onegpu::trainer {
+namespace {
+
+bool all_zero(const float* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] != 0.f) return false;
+  return true;
+}
+
+TEST(HostPool, ZeroedBlocksReadAsZeroAgainAfterReuse) {
+  MemoryTracker t;
+  const std::size_t n = 1000;  // 4000 bytes: a small block
+  const float* first = nullptr;
+  {
+    Buffer<float> a(t, MemCategory::Activations, n);
+    EXPECT_TRUE(all_zero(a.data(), n));
+    EXPECT_EQ((std::uintptr_t)a.data() % 64, 0u);
+    for (auto& v : a) v = 3.f;
+    first = a.data();
+  }
+  Buffer<float> b(t, MemCategory::Activations, n);
+  EXPECT_EQ(b.data(), first);  // the block just released, warm
+  EXPECT_TRUE(all_zero(b.data(), n));
+}
+
+TEST(HostPool, CountsAreOfTheBytesAskedFor) {
+  MemoryTracker t;
+  {
+    Buffer<float> a(t, MemCategory::Activations, 3);  // 12 bytes, a 64-byte block
+    Buffer<float> g(t, MemCategory::Gradients, 100000, false);
+    EXPECT_EQ(t.current(MemCategory::Activations), 12);
+    EXPECT_EQ(t.current(MemCategory::Gradients), 400000);
+  }
+  EXPECT_EQ(t.current(MemCategory::Activations), 0);
+  EXPECT_EQ(t.peak(MemCategory::Gradients), 400000);
+}
+
+TEST(HostPool, HostBlocksAreAlignedAndReused) {
+  void* p = take_host_block(5000);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ((std::uintptr_t)p % 64, 0u);
+  std::memset(p, 7, 5000);
+  give_host_block(p, 5000);
+  void* q = take_host_block(5000);
+  EXPECT_EQ(q, p);
+  give_host_block(q, 5000);
+  std::vector<int, HostAllocator<int>> v(3000, 5);
+  v.resize(9000, 6);
+  EXPECT_EQ(v[2999], 5);
+  EXPECT_EQ(v[8999], 6);
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+long resident_kb() {
+  std::ifstream f("/proc/self/statm");
+  long size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+
+TEST(HostPool, ArenaPagesGoBackWhenNoBlockIsInUse) {
+  const long before = resident_kb();
+  {
+    MemoryTracker t;
+    std::vector<Buffer<float>> held;
+    for (int i = 0; i < 16384; ++i) {  // 64 MiB of 4 KiB blocks, all written
+      held.emplace_back(t, MemCategory::Activations, 1024, false);
+      std::memset(held.back().data(), 1, 4096);
+    }
+    EXPECT_GT(resident_kb() - before, 48 * 1024);
+  }
+  // Every block of this test is back; other tests' trackers are gone too.
+  EXPECT_LT(resident_kb() - before, 16 * 1024);
+}
+#endif
+
+}  // namespace
+}  // namespace onegpu::trainer
