@@ -306,6 +306,12 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, con
   const LiveRun* run = rs.run();
   if (!run || !viewing_.empty()) return;
   heading("BY HAND", fonts);
+  // Running at full speed the next op changes every frame: nothing to read, and redrawn for
+  // nothing. Paused or slowed down, it says what comes next and what just ran.
+  if (st.mode == RunMode::Free) {
+    words_dim("Pause (Space) or tick \"slow\" to follow it op by op.");
+    return;
+  }
   ImGui::PushTextWrapPos(0.0f);
   const trainer::Plan& plan = run->plan_of(st.in_step ? st.steps_done : st.steps_done);
   if (st.in_step && st.next_op >= 0 && (std::size_t)st.next_op < plan.ops.size()) {
