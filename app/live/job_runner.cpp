@@ -82,6 +82,7 @@ constexpr int kJobNice = 10;
 bool others_quiet() {
   static std::mutex mu;
   static double last_busy = -1, last_self = 0;
+  static bool last_quiet = false;
   static std::chrono::steady_clock::time_point last_t;
   std::lock_guard<std::mutex> lock(mu);
   std::FILE* f = std::fopen("/proc/stat", "r");
@@ -97,13 +98,13 @@ bool others_quiet() {
   getrusage(RUSAGE_SELF, &u);
   const double self = u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
   const auto now = std::chrono::steady_clock::now();
-  bool quiet = false;
-  if (last_busy >= 0) {
-    const double dt = std::chrono::duration<double>(now - last_t).count();
-    quiet = dt > 0.05 && (busy - last_busy - (self - last_self)) / dt < 0.25;
-  }
+  const double dt = std::chrono::duration<double>(now - last_t).count();
+  // Jobs that follow each other closely (the long run's 40 ms chunks) keep the last answer
+  // until a sample spans a quarter of a second: /proc/stat counts in ticks of 10 ms.
+  if (last_busy >= 0 && dt < 0.25) return last_quiet;
+  last_quiet = last_busy >= 0 && (busy - last_busy - (self - last_self)) / dt < 0.25;
   last_busy = busy, last_self = self, last_t = now;
-  return quiet;
+  return last_quiet;
 }
 #endif
 
