@@ -491,7 +491,7 @@ void App::draw_status(float W, float H, float status_h) {
     std::vector<const char*> h;
     for (const LabKeyRow& r : lab_keys())
       if (*r.hint) h.push_back(r.hint);
-    h.insert(h.begin() + std::min<std::ptrdiff_t>(4, (std::ptrdiff_t)h.size()), "L or Esc back");
+    h.insert(h.begin() + std::min<std::ptrdiff_t>(4, (std::ptrdiff_t)h.size()), lab_leave_key().hint);
     h.push_back("Ctrl+S PNG");
     h.push_back("F1 all keys");
     return h;
@@ -554,7 +554,7 @@ void App::draw_help() {
     ImGui::TextUnformatted("In the Lab");
     for (const LabKeyRow& r : lab_keys())
       if (*r.keys) row(r.keys, r.does);
-    row("L or Esc", "back to the story");
+    row(lab_leave_key().keys, lab_leave_key().does);
     ImGui::EndTable();
   }
   ImGui::PushFont(small_font_);
@@ -564,14 +564,13 @@ void App::draw_help() {
   // for the next frame. Text widths scale linearly with the font scale, so it settles at once.
   const ImGuiStyle& st = ImGui::GetStyle();
   float keys_w = 0.0f, does_w = 0.0f;
-  for (const KeyRow& r : story_keys()) {
-    keys_w = std::max(keys_w, ImGui::CalcTextSize(r.keys).x);
-    does_w = std::max(does_w, ImGui::CalcTextSize(r.does).x);
-  }
-  for (const LabKeyRow& r : lab_keys()) {
-    keys_w = std::max(keys_w, ImGui::CalcTextSize(r.keys).x);
-    does_w = std::max(does_w, ImGui::CalcTextSize(r.does).x);
-  }
+  auto widen = [&](const char* keys, const char* does) {
+    keys_w = std::max(keys_w, ImGui::CalcTextSize(keys).x);
+    does_w = std::max(does_w, ImGui::CalcTextSize(does).x);
+  };
+  for (const KeyRow& r : story_keys()) widen(r.keys, r.does);
+  for (const LabKeyRow& r : lab_keys()) widen(r.keys, r.does);
+  widen(lab_leave_key().keys, lab_leave_key().does);
   const float need_w = keys_w + does_w + 4.0f * st.CellPadding.x + 2.0f * st.WindowPadding.x;
   const float need_h = ImGui::GetCursorPosY() + st.WindowPadding.y;
   const float fit = std::min(room.x / std::max(1.0f, need_w), room.y / std::max(1.0f, need_h));

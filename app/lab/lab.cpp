@@ -169,9 +169,9 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
   ImGui::PushTextWrapPos(0.0f);  // every line wraps at the content's edge (the scrollbar's left)
   config_panel(st, s, fonts);
   controls_panel(st, s, fonts);
-  by_hand_panel(rs, st, s, fonts);  // under the buttons that step: in view on a small window
-  status_panel(rs, st, s, fonts);
-  files_panel(rs, s, fonts);
+  by_hand_panel(rs, st, fonts);  // under the buttons that step: in view on a small window
+  status_panel(rs, st, fonts);
+  files_panel(rs, fonts);
   full_size_panel(s, fonts);
   ImGui::PopTextWrapPos();
   ImGui::End();

@@ -156,9 +156,9 @@ class Lab {
   void config_panel(const RunnerStatus& st, float scale, const LabFonts& fonts);
   void preset_row(float scale, const LabFonts& fonts);
   void controls_panel(const RunnerStatus& st, float scale, const LabFonts& fonts);
-  void status_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
-  void by_hand_panel(const RunState& rs, const RunnerStatus& st, float scale, const LabFonts& fonts);
-  void files_panel(const RunState& rs, float scale, const LabFonts& fonts);  // lab_files.cpp
+  void status_panel(const RunState& rs, const RunnerStatus& st, const LabFonts& fonts);
+  void by_hand_panel(const RunState& rs, const RunnerStatus& st, const LabFonts& fonts);
+  void files_panel(const RunState& rs, const LabFonts& fonts);  // lab_files.cpp
   void full_size_panel(float scale, const LabFonts& fonts);  // lab_fullsize.cpp
   // lab_readout.cpp: one rank's by-hand read-outs, on the canvas
   void readout(render::Canvas& c, const render::Rect& area, const RunState& rs, float label);

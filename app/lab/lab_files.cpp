@@ -22,7 +22,7 @@ std::string Lab::take_open_request() { return std::exchange(open_request_, std::
 std::string Lab::take_png_request() { return std::exchange(png_request_, std::string()); }
 void Lab::request_png(const std::string& path) { png_request_ = path; }
 
-void Lab::files_panel(const RunState& rs, float s, const LabFonts& fonts) {
+void Lab::files_panel(const RunState& rs, const LabFonts& fonts) {
   ImGui::Spacing();
   ImGui::PushFont(fonts.small);
   ImGui::TextColored(im(render::palette::forward), "%s", "FILES");

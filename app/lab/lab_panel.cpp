@@ -247,7 +247,7 @@ void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts)
   ImGui::PopTextWrapPos();
 }
 
-void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, const LabFonts& fonts) {
+void Lab::status_panel(const RunState& rs, const RunnerStatus& st, const LabFonts& fonts) {
   heading("STATUS", fonts);
   const char* mode = st.building ? "building" : st.mode == RunMode::Free ? "running" : st.mode == RunMode::Paced ? "running slowly" : "paused";
   const RunStep* last = rs.last_complete();
@@ -302,7 +302,7 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, float s, cons
   ImGui::PopFont();
 }
 
-void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, float s, const LabFonts& fonts) {
+void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
   if (!run || !viewing_.empty()) return;
   heading("BY HAND", fonts);

@@ -44,6 +44,11 @@ struct JobRunner::Command {
   std::string what;
   std::function<void()> job;
   std::shared_ptr<std::promise<void>> done;
+  static Command of(Kind k) {
+    Command c;
+    c.kind = k;
+    return c;
+  }
 };
 
 // What the runner thread alone touches: the corpus it tokenised (kept across configurations
@@ -187,11 +192,11 @@ void JobRunner::play(double ops_per_second) {
   c.pace = ops_per_second;
   push(std::move(c));
 }
-void JobRunner::pause() { push(Command{Command::Pause}); }
-void JobRunner::step_op() { push(Command{Command::StepOp}); }
-void JobRunner::step_microbatch() { push(Command{Command::StepMicrobatch}); }
-void JobRunner::step_whole() { push(Command{Command::StepWhole}); }
-void JobRunner::reset() { push(Command{Command::Reset}); }
+void JobRunner::pause() { push(Command::of(Command::Pause)); }
+void JobRunner::step_op() { push(Command::of(Command::StepOp)); }
+void JobRunner::step_microbatch() { push(Command::of(Command::StepMicrobatch)); }
+void JobRunner::step_whole() { push(Command::of(Command::StepWhole)); }
+void JobRunner::reset() { push(Command::of(Command::Reset)); }
 void JobRunner::branch(const cli::TrainArgs& other, int step) {
   Command c;
   c.kind = Command::Branch;

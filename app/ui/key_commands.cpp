@@ -47,6 +47,11 @@ const std::vector<LabKeyRow>& lab_keys() {
   return rows;
 }
 
+const LabKeyRow& lab_leave_key() {
+  static const LabKeyRow row = {"L or Esc", "back to the story", "L or Esc back", 0, {GLFW_KEY_L, GLFW_KEY_ESCAPE}};
+  return row;
+}
+
 namespace {
 std::optional<Action> find(int key, int mods, bool lab) {
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;

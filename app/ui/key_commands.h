@@ -29,6 +29,9 @@ struct LabKeyRow {
   std::vector<int> glfw_keys;
 };
 const std::vector<LabKeyRow>& lab_keys();
+// How to leave the Lab: a story-level action (lab_action gives ToggleLab for its keys), named
+// here once for the help overlay and the status bar. Its command is 0: not one of the Lab's own.
+const LabKeyRow& lab_leave_key();
 
 // The story action for one press, or none.
 std::optional<Action> story_action(int key, int mods);

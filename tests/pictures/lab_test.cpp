@@ -86,14 +86,14 @@ TEST(LabPictures, RanksViewWordsFitEverySizeAndTextScale) {
       {"512_ranks", {"--model", "scale", "--dp", "64", "--ep", "8", "--pp", "8", "--schedule", "gpipe", "--microbatches", "1",
                      "--batch", "64", "--seq", "8"}}};
   for (const auto& [name, flags] : runs)
-    for (const auto [w, h] : {std::pair{1600, 900}, std::pair{1024, 600}})
+    for (const auto& [w, h] : {std::pair{1600, 900}, std::pair{1024, 600}})
       for (float scale : {1.0f, 1.5f, 2.0f}) {
         if (std::string(name) != "pp2_dp2_ep2" && scale == 1.5f) continue;  // the big runs: x1 and x2
         const std::string shot = std::string(name) + "_" + std::to_string(w) + "_x" + std::to_string((int)(scale * 10));
         SCOPED_TRACE(shot);
         const HeadlessImage img = lab_shot(shot.c_str(), flags, 1, 0, w, h, scale);
         words_apart(img.lab);
-        if (std::string(name) == "pp2_dp2_ep2") EXPECT_EQ(img.lab.chips.size(), 4u);
+        if (std::string(name) == "pp2_dp2_ep2") { EXPECT_EQ(img.lab.chips.size(), 4u); }
       }
 }
 

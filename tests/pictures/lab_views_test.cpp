@@ -169,10 +169,11 @@ TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
   const LabDrawn& d = t.app->lab().drawn();
   ASSERT_EQ(d.ledger_measured.size(), (std::size_t)kTransfers);
   for (int i = 0; i < kTransfers; ++i)
-    if (d.ledger_predicted[(std::size_t)i] >= 0)
+    if (d.ledger_predicted[(std::size_t)i] >= 0) {
       EXPECT_NEAR(d.ledger_measured[(std::size_t)i], d.ledger_predicted[(std::size_t)i],
                   1e-9 * std::max(1.0, d.ledger_predicted[(std::size_t)i]))
           << transfer_name((Transfer)i);
+    }
 
   t.app->lab().set_tab(LabTab::Charts);
   t.frame();

@@ -23,7 +23,7 @@ TEST(PresenterNotes, MarkdownHasEachChapterItsButtonAndTheKeys) {
   EXPECT_EQ(sections, static_cast<int>(story().size()) + 1);  // the keys, then each chapter
   for (const ChapterInfo& c : story()) {
     EXPECT_NE(md.find(std::string(c.title)), std::string::npos) << c.id;
-    if (!c.action.empty()) EXPECT_NE(md.find("**Button:** " + std::string(c.action)), std::string::npos) << c.id;
+    if (!c.action.empty()) { EXPECT_NE(md.find("**Button:** " + std::string(c.action)), std::string::npos) << c.id; }
   }
   EXPECT_NE(md.find("| B or . | blank"), std::string::npos);
   EXPECT_NE(md.find("| H | hide every panel"), std::string::npos);

@@ -109,4 +109,11 @@ TEST(KeyCommands, LabKeysComeFromOneTable) {
   EXPECT_EQ(lab_key(GLFW_KEY_O, 0), '.');
   EXPECT_EQ(lab_key(GLFW_KEY_RIGHT_BRACKET, 0), ']');
   EXPECT_EQ(lab_key(GLFW_KEY_L, 0), 0);  // L leaves the Lab (a story action)
+  // The row that names how to leave names keys that do leave, and none of the Lab's own.
+  const LabKeyRow& leave = lab_leave_key();
+  ASSERT_FALSE(leave.glfw_keys.empty());
+  for (int k : leave.glfw_keys) {
+    EXPECT_EQ(lab_action(k, 0), Action::ToggleLab) << leave.keys;
+    EXPECT_EQ(lab_key(k, 0), 0) << leave.keys;
+  }
 }

@@ -46,7 +46,7 @@ void expect_same(int dp, int ep, int pp, Schedule s, int zero = 0) {
   EXPECT_EQ(differ, 0u) << "master weights that differ";
   // Hand-offs went through the backends, ordered by after(); every compute op was marked.
   EXPECT_GT(calls.copies.load(), 0);
-  if (dp * pp > 1) EXPECT_GT(calls.afters.load(), 0);
+  if (dp * pp > 1) { EXPECT_GT(calls.afters.load(), 0); }
   EXPECT_GT(calls.marks.load(), 0);
   // The clock took the device's costs for compute ops (the last step's plan).
   for (const Op& op : dev.ops)

@@ -100,9 +100,9 @@ TEST(OpPerLayer, HeadProbesLookWhereAskedAndReportAsManyGuessesAsAsked) {
   EXPECT_EQ(count(last, ProbeKind::NextToken), 5);
   EXPECT_EQ(count(early, ProbeKind::NextToken), 8);
   for (const Event& e : last)
-    if (e.detail == (std::uint8_t)ProbeKind::NextToken) EXPECT_EQ(e.layer, 15);
+    if (e.detail == (std::uint8_t)ProbeKind::NextToken) { EXPECT_EQ(e.layer, 15); }
   for (const Event& e : early)
-    if (e.detail == (std::uint8_t)ProbeKind::NextToken || e.detail == (std::uint8_t)ProbeKind::Target) EXPECT_EQ(e.layer, 2);
+    if (e.detail == (std::uint8_t)ProbeKind::NextToken || e.detail == (std::uint8_t)ProbeKind::Target) { EXPECT_EQ(e.layer, 2); }
   // The context is the text up to the position: 8 tokens before the last, 3 before position 2.
   EXPECT_EQ(count(last, ProbeKind::Context), 8);
   EXPECT_EQ(count(early, ProbeKind::Context), 3);

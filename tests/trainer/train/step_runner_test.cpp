@@ -101,7 +101,7 @@ TEST(StepRunner, ActivationsRiseThroughForwardAndAreFreedAfterBackward) {
       prev = act;
     }
     peak = std::max(peak, act);
-    if (p.kind == PieceKind::EmbedBackward) EXPECT_LT(act, peak);
+    if (p.kind == PieceKind::EmbedBackward) { EXPECT_LT(act, peak); }
   }
 }
 
