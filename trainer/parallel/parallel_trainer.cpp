@@ -903,8 +903,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
       // The sum is taken over members in rank order, in the first member's gradients, and
-      // copied to every other member whose copy is read (with Replicas only the first
-      // members of expert groups update and count the norm; the others' are not read).
+      // copied to every other member whose copy is read (CPU ranks with Replicas: only the
+      // first members of expert groups update and count the norm, the others' are not read).
       std::vector<Charge> sent;
       const std::vector<float*> g = sent_gradients(col, rg, k, "all-reduce", sent);
       float* acc = g[0];
@@ -929,7 +929,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       }
       for (std::size_t i = 1; i < m; ++i) be.add(g[i], acc, n);  // acc[j] += g[i][j]
       for (std::size_t i = 1; i < m; ++i)
-        if (!shared_state || rank(col.ranks[i]).coord.ep_group == 0) be.copy(acc, g[i], n);
+        if (!shared_state || device_ranks || rank(col.ranks[i]).coord.ep_group == 0) be.copy(acc, g[i], n);
     }
   }
 
