@@ -90,6 +90,31 @@ class HostPool {
     *zeroed = true;
     return p;
   }
+  // Brings in the next huge page of the arena's first `until` bytes that is neither in nor cut
+  // yet; false when there is none (all in, or no arena). The page reads as zero still: blocks
+  // cut from it are as fresh ones.
+  bool warm(std::size_t until) {
+    std::uint64_t* word = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!kUseArena || (!arena_ && !reserve_arena())) return false;
+      const std::size_t want = std::min(kArenaBytes, (until + kHugePage - 1) / kHugePage * kHugePage);
+      const std::size_t from = std::max(warmed_, (arena_used_ + kHugePage - 1) / kHugePage * kHugePage);
+      if (from >= want) return false;
+      warmed_ = from + kHugePage;
+      word = reinterpret_cast<std::uint64_t*>(arena_ + from);
+    }
+    // A write fault from user space, outside the lock: the kernel holds only the arena's own
+    // mapping lock meanwhile (madvise(MADV_POPULATE_WRITE) would hold the whole process's
+    // mapping lock, and stall every mmap of other threads while this idle-class thread waits
+    // for a core). An atomic add of zero: a block cut into the page meanwhile keeps its value.
+    __atomic_fetch_add(word, 0, __ATOMIC_RELAXED);
+    return true;
+  }
+  std::size_t cut() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return arena_used_;
+  }
   bool keep(void* p, std::size_t rounded) {  // false: the pool is full, free it
     std::lock_guard<std::mutex> lk(mu_);
     const bool carved = in_arena(p);  // not freed alone: only this pool hands it out again
@@ -128,8 +153,8 @@ class HostPool {
   // and it is cut again from the start.
   void empty_arena() {
     for (List& l : lists_) std::erase_if(l.blocks, [&](void* b) { return in_arena(b); });
-    ::madvise(arena_, arena_used_, MADV_DONTNEED);
-    arena_used_ = 0;
+    ::madvise(arena_, std::max(arena_used_, warmed_), MADV_DONTNEED);
+    arena_used_ = warmed_ = 0;
   }
   bool in_arena(void* p) const {
     return arena_ && (char*)p >= arena_ && (char*)p < arena_ + arena_used_;
@@ -145,6 +170,7 @@ class HostPool {
   std::mutex mu_;
   char* arena_ = nullptr;
   std::size_t arena_used_ = 0;
+  std::size_t warmed_ = 0;  // the arena's pages below this were handed out by warm()
   std::size_t live_ = 0;  // bytes of the arena's blocks handed out and not yet back
   std::vector<List> lists_;
   std::size_t bytes_ = 0;
@@ -271,6 +297,9 @@ void give_host_block(void* p, std::size_t bytes) {
   if (!p) return;
   if (!host_pool().keep(p, rounded_size(bytes ? bytes : 1))) std::free(p);
 }
+
+bool warm_host_pool(std::size_t until) { return host_pool().warm(until); }
+std::size_t host_pool_cut() { return host_pool().cut(); }
 
 void populate_pages(void* p, std::size_t bytes) {
   if (!p || bytes == 0) return;

@@ -187,6 +187,13 @@ struct HostAllocator {
   bool operator==(const HostAllocator<U>&) const { return true; }
 };
 
+// Has the kernel hand out one more huge page of the first `until` bytes of the pool's arena
+// (tracker.cpp) that is neither in nor cut yet; false when none is left. Fresh pages cost the
+// virtual machines this runs on far more the first time than reused ones: a thread with
+// nothing else to do (HostPoolWarmer) takes that cost ahead of the blocks' use.
+bool warm_host_pool(std::size_t until);
+std::size_t host_pool_cut();  // bytes of the arena cut into blocks so far
+
 // Has the kernel hand out the host pages under [p, p + bytes) now (written as zero where they
 // were fresh), so that the first writes later do not fault page by page: for arrays that
 // will all be written anyway, made before the work that is timed. Host memory only.

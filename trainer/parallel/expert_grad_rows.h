@@ -34,6 +34,10 @@ class ExpertGradRows {
   int microbatches() const { return (int)blocks_.size(); }
   // Adds the weight gradients of every row added to layer l of `model`, then forgets the rows.
   void apply(Model& model, int l);
+  // The same products, added to g instead: a layer's expert gradients laid out as a store
+  // holds them (expert e's from g + e * stride), on `be`. From zeros, bitwise what apply()
+  // adds to a rank's zeroed gradients: for a group's sum taken without each member's own copy.
+  void apply_to(Backend& be, float* g, long stride);
   void forget();  // drops the rows added (a step stopped by an error)
 
  private:
@@ -43,6 +47,14 @@ class ExpertGradRows {
     std::vector<std::int32_t> offsets;
     Buffer<float> xe, a, dy, du;
   };
+  // Every block's rows, expert by expert in block order (the order the per-microbatch
+  // products took), the blocks forgotten; null when no rows came.
+  struct Gathered {
+    std::vector<std::int32_t> offsets;
+    ExpertCache c;
+    Buffer<float> dy, du;
+  };
+  Gathered gather();
   int experts_, D_, H_;
   std::vector<Block> blocks_;
   MemoryTracker host_;  // the kept rows and the arrays gathered from them

@@ -19,6 +19,7 @@
 #include "trainer/io/safetensors.h"
 #include "trainer/device.h"
 #include "trainer/dist/comm.h"
+#include "trainer/memory/pool_warmer.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/parallel/expert_grad_rows.h"
 #include "trainer/parallel/weight_cache.h"
@@ -181,6 +182,9 @@ struct ParallelTrainer::Impl final : OpRunner {
   LossScales sc;
   std::vector<double> ce;   // by global microbatch
   std::vector<double> aux;  // by (global microbatch, chunk)
+  // Set-up and the first step: the host pool's pages brought in ahead of use on idle cores
+  // (pool_warmer.h), about what set-up and the first step cut (at 512 ranks 1.5 MiB a rank).
+  std::unique_ptr<HostPoolWarmer> warmer;
 
   // [SECTION] Building
   Impl(ModelConfig m, const ParallelOptions& o, const TokenDataset& t)
@@ -198,6 +202,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       tp = now;
     };
     if (opt.comm) check_process_options(opt);
+    if (!opt.comm && opt.device == "cpu" && !opt.make_backend)
+      warmer = std::make_unique<HostPoolWarmer>((std::size_t)(opt.dp * opt.pp) * (std::size_t{3} << 19));  // 1.5 MiB a rank
     steady_plan = std::make_unique<Plan>(compile_plan(rc));
     if (opt.broadcast_first_step) first_plan = std::make_unique<Plan>(compile_plan(rc, PlanOptions{.broadcast_model = true}));
 
@@ -452,6 +458,37 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
+  // Expert gradients of an expert group, summed without each member's own copy. With ep > 1 a
+  // CPU rank's expert weight gradients are made once a step from the rows it was sent
+  // (ExpertGradRows), and when the members share one copy of the state (Replicas) only the
+  // first member's sum is read: by its update and by the norm. So the rows are kept until the
+  // group's all-reduce, which makes the first member's products in its own gradients and each
+  // other member's in a scratch array that it adds, in member order: bitwise the sums of
+  // products made in every member's gradients, and the other members' expert gradients are
+  // never written (nor zeroed, nor faulted in: 512 ranks, about 470 MB a step). The trackers
+  // are charged as before.
+  bool defer_expert_grads() const { return shares_from_setup() && !device_ranks && rc.ep > 1; }
+  // fn(offset, n) for the ranges of rank r's gradients that a step writes, in store order.
+  template <class Fn>
+  void for_written_grads(int r, Fn fn) {
+    const ParamStore& P = rank(r).model->params();
+    if (!defer_expert_grads() || replica_owner(r) == r) {
+      fn(std::int64_t{0}, P.count());
+      return;
+    }
+    std::int64_t at = 0, n = 0;  // adjacent tensors merged
+    for (const auto& t : P.tensors()) {
+      if (t.kind == ParamKind::Expert) continue;
+      if (t.offset != at + n) {
+        if (n > 0) fn(at, n);
+        at = t.offset;
+        n = 0;
+      }
+      n += t.size();
+    }
+    if (n > 0) fn(at, n);
+  }
+
   // The arrays every step writes (gradients; the weights and optimizer state a rank updates)
   // are fresh zero pages until written: they are handed out now, at set-up, rather than
   // faulted in one page at a time by the first step (512 ranks: about 1 GB).
@@ -459,7 +496,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     Rank& R = rank(r);
     if (R.tracker->on_device()) return;
     ParamStore& P = R.model->params();
-    populate_pages(P.grads.data(), P.grads.size() * sizeof(float));
+    for_written_grads(r, [&](std::int64_t at, std::int64_t n) { populate_pages(P.grads.data() + at, (std::size_t)n * sizeof(float)); });
     if (P.weights.owns()) populate_pages(P.weights.data(), P.weights.size() * sizeof(bf16));
     for (Buffer<float>* b : {&P.master, &P.adam_m, &P.adam_v, &R.master, &R.adam_m, &R.adam_v})
       if (b->owns()) populate_pages(b->data(), b->size() * sizeof(float));
@@ -726,7 +763,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     if (!rows) rows = std::make_unique<ExpertGradRows>(rc.experts_per_rank(), mc.d_model, mc.expert_hidden);
     rows->add(w.offsets, w.cache.xe.data(), w.cache.a.data(), w.dy.data(), du);
     // Every microbatch of the step reaches each of the rank's layers once, in program order.
-    if (rows->microbatches() == opt.microbatches) rows->apply(*R.model, l);
+    if (rows->microbatches() == opt.microbatches && !defer_expert_grads()) rows->apply(*R.model, l);
   }
 
   void backward_weight(Rank& R, const Op& op) {
@@ -867,15 +904,38 @@ struct ParallelTrainer::Impl final : OpRunner {
   void all_reduce(const Collective& col, const Op& first, Backend& be) {
     const std::size_t m = col.ranks.size();
     const std::vector<Ranges> rg = member_ranges(col, first);
+    const bool from_rows = col.group == Group::Expert && defer_expert_grads();
+    std::vector<float> scratch;  // from_rows: a member's products
     for (std::size_t k = 0; k < rg[0].size(); ++k) {
       const std::int64_t n = rg[0][k].second;
       // The sum is taken over members in rank order, in the first member's gradients, and
-      // copied to every other member.
+      // copied to every other member whose copy is read (CPU ranks with Replicas: only the
+      // first members of expert groups update and count the norm, the others' are not read).
       std::vector<Charge> sent;
       const std::vector<float*> g = sent_gradients(col, rg, k, "all-reduce", sent);
       float* acc = g[0];
+      if (from_rows) {  // defer_expert_grads(): range k is layer first.layer_begin + k
+        const int l = first.layer_begin + (int)k;
+        const long stride = (long)rank(col.ranks[0]).model->params().layer_layout().expert_stride;
+        for (std::size_t i = 0; i < m; ++i) {
+          Rank& R = rank(col.ranks[i]);
+          if (replica_owner(col.ranks[i]) != col.ranks[0]) throw Error("all-reduce: an expert group's first member is not its owner");
+          ExpertGradRows* rows = R.grad_rows.size() > (std::size_t)l ? R.grad_rows[(std::size_t)l].get() : nullptr;
+          if (!rows || rows->microbatches() != opt.microbatches)
+            throw Error("all-reduce: expert rows of layer " + std::to_string(l) + " missing on rank " + std::to_string(col.ranks[i]));
+          if (i == 0) {
+            rows->apply(*R.model, l);  // into acc, zero until now
+            continue;
+          }
+          scratch.assign((std::size_t)n, 0.f);
+          rows->apply_to(*R.backend, scratch.data(), stride);
+          be.add(scratch.data(), acc, n);
+        }
+        continue;
+      }
       for (std::size_t i = 1; i < m; ++i) be.add(g[i], acc, n);  // acc[j] += g[i][j]
-      for (std::size_t i = 1; i < m; ++i) be.copy(acc, g[i], n);
+      for (std::size_t i = 1; i < m; ++i)
+        if (!shared_state || device_ranks || rank(col.ranks[i]).coord.ep_group == 0) be.copy(acc, g[i], n);
     }
   }
 
@@ -1443,8 +1503,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       R.tracker->reset_peaks();
       if (device_ranks)  // cleared where they live, without a host wait
         R.backend->zero(R.model->params().grads.data(), R.model->params().count());
-      else
-        R.model->params().zero_grads();
+      else  // the rest is never written (defer_expert_grads): zero pages
+        for_written_grads(r, [&](std::int64_t at, std::int64_t n) { std::fill_n(R.model->params().grads.data() + at, n, 0.f); });
       R.states.clear();
       R.work.clear();
       for (auto& rows : R.grad_rows)
@@ -1532,6 +1592,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     });
     const UpdateStats u = us[(std::size_t)me];  // rank 0 owns its state (here: this process's rank)
     ++step_;
+    warmer.reset();  // later steps take their blocks from the pool again
     res.step = step_;
     double ce_sum = 0.0, aux_sum = 0.0;
     for (double v : ce) ce_sum += v;

@@ -1,5 +1,6 @@
 #include "trainer/parallel/weight_cache.h"
 
+#include <algorithm>
 #include <new>
 
 namespace onegpu::trainer {
@@ -29,15 +30,17 @@ const float* WeightCache::wide(const bf16* src, std::int64_t offset, std::int64_
 
 const float* WeightCache::transposed(const float* b, int N, int K) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = transposed_.find(b);
-  if (it != transposed_.end() && it->second.made == generation_ && it->second.offset == N && it->second.n == K)
-    return it->second.data.get();
+  auto it = std::lower_bound(transposed_.begin(), transposed_.end(), b,
+                             [](const Transposed& t, const float* p) { return t.of < p; });
+  if (it != transposed_.end() && it->of == b && it->copy.made == generation_ && it->copy.offset == N && it->copy.n == K)
+    return it->copy.data.get();
   const std::int64_t n = (std::int64_t)N * K;
   bool inside = false;  // b must lie in a copy of this step
   for (const Copy& w : wide_)
     if (w.made == generation_ && b >= w.data.get() && b + n <= w.data.get() + w.n) inside = true;
   if (!inside) return nullptr;
-  Copy& t = transposed_[b];
+  if (it == transposed_.end() || it->of != b) it = transposed_.insert(it, Transposed{b, Copy{}});
+  Copy& t = it->copy;
   if (!t.data || t.offset * t.n != n) t.data = floats(n);
   t.offset = N;
   t.n = K;
@@ -55,7 +58,7 @@ std::size_t WeightCache::bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::size_t s = 0;
   for (const Copy& c : wide_) s += (std::size_t)c.n * sizeof(float);
-  for (const auto& [b, c] : transposed_) s += (std::size_t)(c.offset * c.n) * sizeof(float);
+  for (const Transposed& t : transposed_) s += (std::size_t)(t.copy.offset * t.copy.n) * sizeof(float);
   return s;
 }
 

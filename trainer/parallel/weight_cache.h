@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "trainer/model/model.h"
@@ -49,7 +48,13 @@ class WeightCache final : public WideWeights, public Transposes {
   mutable std::mutex mu_;
   std::uint64_t generation_ = 1;
   std::vector<Copy> wide_;                             // a few ranges a shard: searched in order
-  std::unordered_map<const float*, Copy> transposed_;  // by the operand's address
+  // By the operand's address, sorted: a few dozen a shard, looked up in every backward
+  // matmul of every member (a hash map's nodes were cold cache misses at 512 ranks).
+  struct Transposed {
+    const float* of = nullptr;
+    Copy copy;
+  };
+  std::vector<Transposed> transposed_;
 };
 
 }  // namespace onegpu::trainer

@@ -1,7 +1,7 @@
 // The host pool behind MemoryTracker and take_host_block: blocks come back zeroed when asked,
 // a released block serves the next request of its size, the counts are of the bytes asked for,
 // and (outside sanitizer builds, where blocks come from malloc) the arena's pages go back to
-// the kernel once no block of it is in use.
+// the kernel once no block of it is in use, those brought in ahead of use too.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <fstream>
 #include <vector>
 
+#include "trainer/memory/pool_warmer.h"
 #include "trainer/memory/tracker.h"
 
 namespace onegpu::trainer {
@@ -85,6 +86,36 @@ TEST(HostPool, ArenaPagesGoBackWhenNoBlockIsInUse) {
     EXPECT_GT(resident_kb() - before, 48 * 1024);
   }
   // Every block of this test is back; other tests' trackers are gone too.
+  EXPECT_LT(resident_kb() - before, 16 * 1024);
+}
+
+// Pages of the arena brought in ahead of use (warm_host_pool, HostPoolWarmer) are really in,
+// still read as zero when cut into blocks, go no further than asked, and go back to the
+// kernel with the rest of the arena.
+TEST(HostPool, WarmedPagesComeInReadAsZeroAndGoBack) {
+  const long before = resident_kb();
+  {
+    MemoryTracker t;
+    Buffer<float> first(t, MemCategory::Activations, 1024);  // the arena in use from here
+    const std::size_t until = host_pool_cut() + (std::size_t{16} << 20);
+    int pages = 0;
+    while (warm_host_pool(until)) ++pages;
+    EXPECT_GE(pages, 7);   // 16 MiB past the cut, from the next whole 2 MiB page
+    EXPECT_LE(pages, 9);
+    EXPECT_FALSE(warm_host_pool(host_pool_cut()));  // nothing below the cut
+    EXPECT_GT(resident_kb() - before, 12 * 1024);
+    std::vector<Buffer<float>> held;
+    bool zero = true;
+    for (int i = 0; i < 4096; ++i) {  // 16 MiB of 4 KiB blocks over the warmed pages
+      held.emplace_back(t, MemCategory::Activations, 1024);
+      zero &= all_zero(held.back().data(), 1024);
+      held.back()[0] = 1.f;
+    }
+    EXPECT_TRUE(zero);
+    {
+      HostPoolWarmer w(std::size_t{4} << 20);  // stops and joins whatever it got to
+    }
+  }
   EXPECT_LT(resident_kb() - before, 16 * 1024);
 }
 #endif

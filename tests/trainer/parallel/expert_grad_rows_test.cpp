@@ -2,6 +2,7 @@
 // the gradients taken microbatch by microbatch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -83,6 +84,37 @@ TEST(ExpertGradRows, OneProductAStepEqualsOneAMicrobatchBitwise) {
   double sum = 0;
   for (float g : ga) sum += g < 0 ? -g : g;
   EXPECT_GT(sum, 0.0);  // the products did write something
+}
+
+// apply_to (an expert group's sum made outside the members' own gradients) adds, from zeros,
+// bitwise what apply adds to a model's zeroed gradients of that layer, laid out the same.
+TEST(ExpertGradRows, ApplyToAScratchEqualsApplyToTheModelBitwise) {
+  const ModelConfig m = small();
+  MemoryTracker mt, mt_rows;
+  CpuBackend be(mt, 1);
+  Model model(m, be, mt, 7);
+  ExpertGradRows into_model(m.n_experts, m.d_model, m.expert_hidden), into_scratch(m.n_experts, m.d_model, m.expert_hidden);
+  std::vector<Rows> mbs;
+  mbs.push_back(rows(mt_rows, m, {2, 0, 3, 1}, 5));
+  mbs.push_back(rows(mt_rows, m, {0, 4, 0, 2}, 6));
+  for (const Rows& r : mbs) {
+    into_model.add(r.offsets, r.c.xe.data(), r.c.a.data(), r.dy.data(), r.du.data());
+    into_scratch.add(r.offsets, r.c.xe.data(), r.c.a.data(), r.dy.data(), r.du.data());
+  }
+  const int l = 1;
+  into_model.apply(model, l);
+  const auto& L = model.params().layer_layout();
+  const std::size_t n = (std::size_t)(L.size - L.experts);
+  std::vector<float> scratch(n, 0.f);
+  into_scratch.apply_to(be, scratch.data(), (long)L.expert_stride);
+  EXPECT_EQ(into_scratch.microbatches(), 0);
+  const float* g = model.params().grads.data() + model.params().layer_offset(l) + L.experts;
+  EXPECT_EQ(std::memcmp(g, scratch.data(), n * sizeof(float)), 0);
+  EXPECT_TRUE(std::any_of(scratch.begin(), scratch.end(), [](float x) { return x != 0.f; }));
+  // Nothing came: the scratch is left as it was.
+  std::vector<float> untouched(n, 0.f);
+  into_scratch.apply_to(be, untouched.data(), (long)L.expert_stride);
+  EXPECT_TRUE(std::all_of(untouched.begin(), untouched.end(), [](float x) { return x == 0.f; }));
 }
 
 TEST(ExpertGradRows, ForgottenRowsAddNothing) {

@@ -221,6 +221,48 @@ TEST(ParallelParity, SeparateFirstCopyIsBitwiseSharedReplicas) {
   EXPECT_EQ(t.params(0).master.data(), t.params(1).master.data());  // shared from the second step
 }
 
+// With experts split (ep > 1) and shared replicas, an expert group's gradients are summed from
+// its members' rows at the all-reduce, the other members' never written (parallel_trainer.cpp,
+// defer_expert_grads); copies that keep arrays of their own through the first step sum
+// every member's own gradients as before. Both give the same bits, step after step (each step
+// must start the owners' sums from zero again), and the other members' expert gradients stay
+// zero pages while their dense ones are written.
+TEST(ParallelParity, ExpertSumsFromRowsAreBitwiseEachMembersOwnGradients) {
+  for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1}) {
+    const RunResult from_rows = train(4, 2, 2, 1, s);
+    const RunResult own = train(4, 2, 2, 1, s, true);
+    EXPECT_EQ(from_rows.losses, own.losses) << to_string(s);
+    EXPECT_EQ(from_rows.master, own.master) << to_string(s);
+    EXPECT_TRUE(from_rows.replicas_agree);
+  }
+
+  ParallelOptions o;
+  o.dp = 4;
+  o.ep = 2;
+  o.pp = 2;
+  o.batch = kBatch;
+  o.microbatches = kBatch / 4;
+  o.optim = optim();
+  o.workers = 2;
+  ParallelTrainer t(data().model, o, data().train);
+  for (int step = 0; step < 2; ++step) t.step();
+  int owners = 0, others = 0;
+  for (int r = 0; r < t.world(); ++r) {
+    const ParamStore& P = t.params(r);
+    bool expert_written = false, dense_written = false;
+    for (const auto& tn : P.tensors()) {
+      const bool any = std::any_of(P.grads.data() + tn.offset, P.grads.data() + tn.offset + tn.size(), [](float g) { return g != 0.f; });
+      (tn.kind == ParamKind::Expert ? expert_written : dense_written) |= any;
+    }
+    const bool owner = t.plan().layout.expert_group(r).front() == r;
+    (owner ? owners : others) += 1;
+    EXPECT_EQ(expert_written, owner) << "rank " << r;
+    EXPECT_TRUE(dense_written) << "rank " << r;
+  }
+  EXPECT_GT(owners, 0);
+  EXPECT_GT(others, 0);
+}
+
 TEST(ParallelParity, LongerRunStaysClose) {
   // 20 steps of pp=2 × dp=2 × ep=2 against one rank: the same run, not the same bits.
   auto losses = [](int dp, int ep, int pp) {
