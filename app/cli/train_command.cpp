@@ -519,18 +519,15 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
   const trainer::TokenDataset data = trainer::TokenDataset::build(tok, corpus.train);
   const trainer::TokenDataset heldout = trainer::TokenDataset::build(tok, corpus.heldout);
   trainer::ParallelTrainer t(mc, o, data);
+  // --resume: the same split goes on from the file (one process: as on virtual ranks; several:
+  // rank 0 reads it and hands each rank its part; a bad file is the same line on every process).
+  if (!a.resume.empty()) t.load(a.resume);
   const int S = a.seq > 0 ? a.seq : mc.seq_len;
   if (speaks)
     std::fprintf(stderr, "model %s split over %d ranks%s (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link%s); %d texts of %d tokens a step\n",
                  mc.name.c_str(), t.world(), processes ? (", one process each over " + le.launcher + "'s sockets").c_str() : "",
                  a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(), a.zero == 1 ? ", ZeRO-1" : "", a.batch, S);
-  // --resume: the same split goes on from the file (one process: as on virtual ranks; several:
-  // rank 0 reads it and hands each rank its part; a bad file is the same line on every process).
-  if (!a.resume.empty()) {
-    t.load(a.resume);
-    if (speaks) std::fprintf(stderr, "resumed %s at step %d
-", text::printable(a.resume).c_str(), t.steps_done());
-  }
+  if (!a.resume.empty() && speaks) std::fprintf(stderr, "resumed %s at step %d\n", text::printable(a.resume).c_str(), t.steps_done());
   std::unique_ptr<trainer::JsonlLog> log;
   {
     std::string error;  // rank 0's log, which every process must hear of before it trains

@@ -1816,8 +1816,8 @@ std::vector<std::int64_t> tensor_shape(const ParamTensor& t) {
 // differ: the layout is the same). Saved as metadata "split"; load() refuses another.
 std::string split_of(const ParallelOptions& o, int seq_len) {
   return "dp " + std::to_string(o.dp) + " × ep " + std::to_string(o.ep) + " × pp " + std::to_string(o.pp) + ", vstages " +
-         std::to_string(o.vstages) + ", " + std::string(to_string(o.schedule)) + ", " + std::to_string(o.microbatches) +
-         " microbatches, batch " + std::to_string(o.batch) + " of " + std::to_string(seq_len) + " tokens";
+         std::to_string(o.vstages) + ", " + std::string(to_string(o.schedule)) + ", microbatches " + std::to_string(o.microbatches) +
+         ", batch " + std::to_string(o.batch) + " × " + std::to_string(seq_len) + " tokens";
 }
 
 // The file of a split run, the same whichever way the run was spread over processes.
