@@ -11,7 +11,8 @@
 // to start; a missing library is one line of Error when a communicator is made. NCCL's sums
 // are not in a fixed order across ranks (ring and tree algorithms), unlike the virtual ranks'
 // (trainer/parallel): runs across GPUs match the local path to rounding, not bitwise.
-// NCCL refuses two ranks on one GPU, so one GPU tests this path at world size 1 only.
+// NCCL refuses two ranks on one GPU, so one GPU tests this path at world size 1 only (two
+// processes sharing one GPU test the rest of the per-process path over sockets instead).
 // Built only with CUDA (ONEGPU_HAVE_CUDA; elsewhere make_nccl_transport says so in one line);
 // nothing here has yet run on a GPU.
 #include <cstddef>

@@ -37,7 +37,8 @@ class Comm {
   virtual void recv(void* data, std::size_t bytes, int peer) = 0;
   virtual void group(const std::function<void()>& fn) = 0;
   // bounds: members.size() + 1 offsets into data, member i's piece [bounds[i], bounds[i + 1]).
-  // This member's piece of data becomes the members' sum there; the rest is left as it was.
+  // This member's piece of data becomes the members' sum there; the rest is the transport's
+  // (sockets leave it as it was, NCCL sums it too).
   virtual void reduce_scatter_sum(float* data, std::span<const std::int64_t> bounds, std::span<const int> members) = 0;
   // Every member's piece (elem bytes an element) into every other member's data, in place.
   virtual void all_gather(void* data, std::size_t elem, std::span<const std::int64_t> bounds, std::span<const int> members) = 0;

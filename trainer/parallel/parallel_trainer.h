@@ -183,7 +183,11 @@ class ParallelTrainer {
   // Checkpoints, always in the unsharded layout (every weight once: bf16 weight, fp32 master,
   // both Adam moments; the step and the data RNG), whatever the run's zero: a run with zero 1
   // loads what one with zero 0 saved and the reverse, and goes on bitwise as if never stopped.
-  // load() throws Error (one line) for a file of another model or format.
+  // load() throws Error (one line) for a file of another model or format, or of another split
+  // (metadata "split": dp, ep, pp, vstages, schedule, microbatches, batch; zero and the device
+  // may differ). One process per rank: both are collectives and the file is the one the same
+  // split on virtual ranks writes (rank 0 gathers and writes it; rank 0 reads it and hands each
+  // rank its part); a failure is the same Error on every process.
   void save(const std::string& path) const;
   void load(const std::string& path);
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.
