@@ -2055,7 +2055,9 @@ void ParallelTrainer::Impl::load_across(const std::string& path) {
       for (const StatePart& p : parts) u.get(a.data() + p.full, (std::size_t)p.n);
     }
   }
-  std::span<Rank> mine(const_cast<Rank*>(&ranks[(std::size_t)me]), 1);
+  // (Each rank holds the arrays whole, zeros outside its parts, for scatter_state: fine at the
+  // sizes a host holds anyway, as master_weights() does.)
+  std::span<Rank> mine(&ranks[(std::size_t)me], 1);
   scatter_state(mine, zero1(), StateArray::Master, L.state[0]);
   scatter_state(mine, zero1(), StateArray::AdamM, L.state[1]);
   scatter_state(mine, zero1(), StateArray::AdamV, L.state[2]);
@@ -2080,8 +2082,7 @@ void ParallelTrainer::load(const std::string& path) {
   if (I.opt.comm) return I.load_across(path);
   std::vector<ParamTensor> tensors;
   for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
-  const LoadedState L = read_checkpoint(path, tensors, (std::int64_t)gather_state(I.ranks, I.zero1(), StateArray::Master).size(),
-                                        config_to_string(I.mc), split_of(I.opt, I.S));
+  const LoadedState L = read_checkpoint(path, tensors, full_count(tensors), config_to_string(I.mc), split_of(I.opt, I.S));
   scatter_state(I.ranks, I.zero1(), StateArray::Master, L.state[0]);
   scatter_state(I.ranks, I.zero1(), StateArray::AdamM, L.state[1]);
   scatter_state(I.ranks, I.zero1(), StateArray::AdamV, L.state[2]);

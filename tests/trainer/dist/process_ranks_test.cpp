@@ -242,8 +242,9 @@ void expect_checkpoints_match(const ParallelOptions& o, int world, const std::st
                  resumed);
   ASSERT_EQ(resumed.size(), whole.size());
   for (std::size_t i = 0; i < whole.size(); ++i)
-    if (i % kPerStep < 4 || i + 1 == whole.size())
+    if (i % kPerStep < 4 || i + 1 == whole.size()) {
       EXPECT_EQ(std::memcmp(&resumed[i], &whole[i], sizeof(double)), 0) << "value " << i << ": " << resumed[i] << " vs " << whole[i];
+    }
   std::remove(virt_file.c_str());
   std::remove(proc_file.c_str());
 }
