@@ -196,6 +196,55 @@ TEST(ProcessRanks, ZeroOneDataAndPipelineFourProcessesMatchVirtualRanksBitwise) 
   expect_bitwise(across_processes(o, 4), on_virtual_ranks(o));
 }
 
+// Two transports, as a process per GPU has them (NCCL for the ranks' memory, sockets beside it
+// for the step's record and checkpoints): here two socket meshes. The run is bitwise the
+// virtual ranks' and each mesh carries its share (the record, the routers' counts and the
+// gathered weights on the host's; gradients, weights and rows on the other).
+TEST(ProcessRanks, TheHostsExchangesGoThroughAHostTransportOfTheirOwn) {
+  const auto& s = onegpu::test::small_story<16>();
+  const ParallelOptions o = onegpu::test::split_options(2, 2, 1, Schedule::OneFOneB, 1);
+  const int port = free_port();
+  std::vector<pid_t> kids;
+  std::vector<int> fds;
+  for (int r = 0; r < 2; ++r) {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    kids.push_back(spawn([&, r, p] {
+      ::close(p[0]);
+      Rendezvous rv(env(r, 2, port), 30.0);
+      SocketComm device(rv, 30.0), host(rv, 30.0);
+      ParallelOptions x = o;
+      x.comm = &device;
+      x.host_comm = &host;
+      ParallelTrainer t(s.model, x, s.train);
+      std::vector<double> rec = record(t);
+      rec.push_back((double)device.bytes_sent());
+      rec.push_back((double)host.bytes_sent());
+      const std::uint64_t n = rec.size() * sizeof(double);
+      return ::write(p[1], &n, sizeof n) == (ssize_t)sizeof n && ::write(p[1], rec.data(), n) == (ssize_t)n;
+    }));
+    ::close(p[1]);
+    fds.push_back(p[0]);
+  }
+  const std::vector<double> virt = on_virtual_ranks(o);
+  for (int r = 0; r < 2; ++r) {
+    std::uint64_t n = 0;
+    std::vector<double> rec;
+    if (read_all(fds[(std::size_t)r], &n, sizeof n)) {
+      rec.resize(n / sizeof(double));
+      EXPECT_TRUE(read_all(fds[(std::size_t)r], rec.data(), n));
+    }
+    ::close(fds[(std::size_t)r]);
+    ASSERT_EQ(rec.size(), virt.size() + 2) << "rank " << r << " wrote no record";
+    const double device_bytes = rec[rec.size() - 2], host_bytes = rec.back();
+    rec.resize(virt.size());
+    expect_bitwise(rec, virt);
+    EXPECT_GT(device_bytes, 1e5) << "rank " << r << ": the ranks' memory did not go over its transport";
+    EXPECT_GT(host_bytes, 1e3) << "rank " << r << ": the record did not go over the host's transport";
+  }
+  for (pid_t k : kids) EXPECT_EQ(exit_status(k), 0);
+}
+
 std::vector<char> file_bytes(const std::string& path) {
   std::vector<char> b;
   if (FILE* f = std::fopen(path.c_str(), "rb")) {
