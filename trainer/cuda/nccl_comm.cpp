@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,8 @@ bool whole_world(std::span<const int> members, int world) {
 
 void NcclComm::make_groups(const std::vector<std::vector<int>>& groups) {
   for (const std::vector<int>& g : groups) {
-    if (whole_world(g, world_) || groups_.count(g)) continue;  // the same call on every process
+    // Made once, on members and others alike: every process skips the same ones.
+    if (whole_world(g, world_) || !made_.insert(g).second) continue;
     int key = -1;
     for (std::size_t i = 0; i < g.size(); ++i)
       if (g[i] == rank_) key = (int)i;

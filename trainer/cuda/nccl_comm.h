@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -60,6 +61,7 @@ class NcclComm {
   const Lib& lib_;
   void* comm_ = nullptr;  // ncclComm_t
   std::map<std::vector<int>, void*> groups_;  // members -> ncclComm_t (this rank's groups only)
+  std::set<std::vector<int>> made_;            // every group split so far, this rank's or not
   int rank_ = 0, world_ = 1;
 };
 
