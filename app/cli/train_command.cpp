@@ -496,7 +496,7 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
     o.comm = comm.get();
     if (o.device == "cuda") {  // one GPU a process, LOCAL_RANK's; never yet run on a GPU
       o.cuda_device = le.local_rank;
-      nccl = trainer::make_nccl_transport(*rv, le.local_rank);
+      nccl = trainer::make_nccl_transport(*rv, le.local_rank, timeout);
       o.host_comm = comm.get();
       o.comm = nccl.get();
     }

@@ -7,9 +7,12 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trainer/error.h"
@@ -27,6 +30,8 @@ struct NcclComm::Lib {
   decltype(&ncclGroupStart) group_start = nullptr;
   decltype(&ncclGroupEnd) group_end = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
+  decltype(&ncclCommGetAsyncError) async_error = nullptr;
+  decltype(&ncclCommAbort) abort = nullptr;
 };
 
 namespace {
@@ -57,6 +62,8 @@ static const NcclComm::Lib& load_nccl() {
     l.group_start = reinterpret_cast<decltype(l.group_start)>(sym("ncclGroupStart"));
     l.group_end = reinterpret_cast<decltype(l.group_end)>(sym("ncclGroupEnd"));
     l.error_string = reinterpret_cast<decltype(l.error_string)>(sym("ncclGetErrorString"));
+    l.async_error = reinterpret_cast<decltype(l.async_error)>(sym("ncclCommGetAsyncError"));
+    l.abort = reinterpret_cast<decltype(l.abort)>(sym("ncclCommAbort"));
     return l;  // stays loaded for the life of the process
   }();
   return lib;
@@ -87,8 +94,27 @@ NcclComm::NcclComm(Rendezvous& rv, int device) : lib_(load_nccl()), rank_(rv.ran
 }
 
 NcclComm::~NcclComm() {
-  for (auto& [members, c] : groups_) lib_.destroy(static_cast<ncclComm_t>(c));
+  for (auto& [members, c] : groups_)
+    if (c) lib_.destroy(static_cast<ncclComm_t>(c));
   if (comm_) lib_.destroy(static_cast<ncclComm_t>(comm_));
+}
+
+std::string NcclComm::async_error() const {
+  auto of = [&](void* c) -> std::string {
+    ncclResult_t r = ncclSuccess;
+    if (!c || lib_.async_error(static_cast<ncclComm_t>(c), &r) != ncclSuccess) return "";
+    return r == ncclSuccess || r == ncclInProgress ? "" : lib_.error_string(r);
+  };
+  std::string e = of(comm_);
+  for (const auto& [members, c] : groups_)
+    if (e.empty()) e = of(c);
+  return e;
+}
+
+void NcclComm::abort() {
+  for (auto& [members, c] : groups_)
+    if (c) lib_.abort(static_cast<ncclComm_t>(c)), c = nullptr;
+  if (comm_) lib_.abort(static_cast<ncclComm_t>(comm_)), comm_ = nullptr;
 }
 
 namespace {
@@ -166,9 +192,9 @@ void cuda_check(cudaError_t e, int rank, const char* what) {
 }
 }  // namespace
 
-NcclTransport::NcclTransport(std::unique_ptr<NcclComm> c) : NcclTransport(*c) { owned_ = std::move(c); }
+NcclTransport::NcclTransport(std::unique_ptr<NcclComm> c, double timeout_s) : NcclTransport(*c, timeout_s) { owned_ = std::move(c); }
 
-NcclTransport::NcclTransport(NcclComm& c) : c_(c) {
+NcclTransport::NcclTransport(NcclComm& c, double timeout_s) : c_(c), timeout_s_(timeout_s) {
   cudaStream_t s = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), c_.rank(), "its stream");
   stream_ = s;
@@ -189,7 +215,24 @@ void NcclTransport::post_pending() {
 }
 
 void NcclTransport::finish() {
-  cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), rank(), "its transfers failed");
+  // Polled, not cudaStreamSynchronize: a peer that stopped leaves NCCL's kernels waiting for ever.
+  const auto start = std::chrono::steady_clock::now();
+  for (int polls = 0;; ++polls) {
+    const cudaError_t e = cudaStreamQuery(static_cast<cudaStream_t>(stream_));
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) cuda_check(e, rank(), "its transfers failed");
+    const std::string nccl = c_.async_error();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!nccl.empty() || waited > timeout_s_) {
+      c_.abort();
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g s", timeout_s_);
+      throw Error("NCCL: rank " + std::to_string(rank()) +
+                  (nccl.empty() ? " waited " + std::string(secs) + " for its transfers" : ": " + nccl) +
+                  " (a peer stopped, hangs, or its program sends something else: see its message)");
+    }
+    if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   for (const Pending& p : posted_) cudaFree(p.copy);
   posted_.clear();
 }
@@ -262,8 +305,8 @@ void NcclTransport::flush() {
   finish();
 }
 
-std::unique_ptr<Comm> make_nccl_transport(Rendezvous& rv, int device) {
-  return std::make_unique<NcclTransport>(std::make_unique<NcclComm>(rv, device));
+std::unique_ptr<Comm> make_nccl_transport(Rendezvous& rv, int device, double timeout_s) {
+  return std::make_unique<NcclTransport>(std::make_unique<NcclComm>(rv, device), timeout_s);
 }
 
 }  // namespace onegpu::trainer
@@ -272,7 +315,7 @@ std::unique_ptr<Comm> make_nccl_transport(Rendezvous& rv, int device) {
 #include "trainer/error.h"
 
 namespace onegpu::trainer {
-std::unique_ptr<Comm> make_nccl_transport(Rendezvous&, int) {
+std::unique_ptr<Comm> make_nccl_transport(Rendezvous&, int, double) {
   throw Error("one process per GPU needs NCCL, and this build has no CUDA backend (configure with nvcc present, ONEGPU_CUDA=ON)");
 }
 }  // namespace onegpu::trainer

@@ -22,6 +22,7 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "trainer/dist/comm.h"
@@ -53,6 +54,10 @@ class NcclComm {
   void recv(void* data, std::size_t bytes, int peer, void* stream);
   // fn's sends and receives as one grouped NCCL call (ncclGroupStart / ncclGroupEnd).
   void group(const std::function<void()>& fn);
+  // An error NCCL found while its kernels ran (a peer gone, a network failure): one line, or "".
+  std::string async_error() const;
+  // Ends every communicator's kernels (after a peer stopped): the process can then leave.
+  void abort();
 
   struct Lib;  // NCCL's entry points (nccl_comm.cpp)
 
@@ -69,7 +74,9 @@ class NcclComm {
 // ParallelOptions::comm, with a SocketComm beside it as ParallelOptions::host_comm for the
 // small host-side exchanges (NCCL takes device memory only). Every call returns once its
 // transfer is done (the transport's own stream is synchronised): the trainer's host code reads
-// the ranks' managed memory right after, and waits for its backend before each call.
+// the ranks' managed memory right after, and waits for its backend before each call. That wait
+// is bounded: an error NCCL reports, or no end within timeout_s, aborts the communicators and
+// is one line of Error (NCCL's own calls that set up connections are not bounded here).
 //   all_reduce_sum      ncclAllReduce on the members' communicator (make_groups)
 //   reduce_scatter_sum  an all-reduce of the whole span on the members' communicator: every
 //                       member's piece is the sum (the rest is summed too)
@@ -81,8 +88,9 @@ class NcclComm {
 // Compiled here; never run on a GPU yet (scripts/device-check runs its tests where one is).
 class NcclTransport final : public Comm {
  public:
-  explicit NcclTransport(NcclComm& c);  // makes its own stream on the current device
-  explicit NcclTransport(std::unique_ptr<NcclComm> c);  // the same, owning c
+  // Makes its own stream on the current device.
+  explicit NcclTransport(NcclComm& c, double timeout_s = 60.0);
+  NcclTransport(std::unique_ptr<NcclComm> c, double timeout_s);  // the same, owning c
   ~NcclTransport() override;
   NcclTransport(const NcclTransport&) = delete;
   NcclTransport& operator=(const NcclTransport&) = delete;
@@ -108,6 +116,7 @@ class NcclTransport final : public Comm {
   std::unique_ptr<NcclComm> owned_;
   NcclComm& c_;
   void* stream_ = nullptr;  // cudaStream_t
+  double timeout_s_;
   std::vector<Pending> pending_, posted_;
   int grouped_ = 0;
 };
@@ -115,6 +124,6 @@ class NcclTransport final : public Comm {
 // The transport of one process per GPU, for callers built with or without CUDA: an NcclComm
 // on `device` through rv, behind an NcclTransport. Throws Error (one line) in a build without
 // CUDA or where NCCL cannot start.
-std::unique_ptr<Comm> make_nccl_transport(Rendezvous& rv, int device);
+std::unique_ptr<Comm> make_nccl_transport(Rendezvous& rv, int device, double timeout_s = 60.0);
 
 }  // namespace onegpu::trainer
