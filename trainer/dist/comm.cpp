@@ -33,8 +33,9 @@ std::vector<std::vector<std::uint8_t>> gather_to_root(Comm& c, std::span<const s
   c.group([&] {
     for (int p = 0; p < c.world(); ++p) {
       all[(std::size_t)p].resize(sizes[(std::size_t)p]);
-      if (p == root)
-        std::memcpy(all[(std::size_t)p].data(), mine.data(), n);
+      if (p == root) {
+        if (n) std::memcpy(all[(std::size_t)p].data(), mine.data(), n);
+      }
       else if (sizes[(std::size_t)p])
         c.recv(all[(std::size_t)p].data(), sizes[(std::size_t)p], p);
     }

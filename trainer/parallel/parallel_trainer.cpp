@@ -1898,7 +1898,7 @@ struct Unpacker {
   template <class T>
   void get(T* p, std::size_t n) {
     if (at + n * sizeof(T) > b.size()) throw Error("checkpoint exchange: a rank sent a short message");
-    std::memcpy(p, b.data() + at, n * sizeof(T));
+    if (n) std::memcpy(p, b.data() + at, n * sizeof(T));
     at += n * sizeof(T);
   }
 };
@@ -1988,7 +1988,7 @@ std::vector<float> ParallelTrainer::Impl::master_weights_across() const {
   }
   bytes = broadcast_from_root(host(), std::move(bytes));
   std::vector<float> out(bytes.size() / sizeof(float));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
   return out;
 }
 
@@ -2030,7 +2030,7 @@ void ParallelTrainer::Impl::load_across(const std::string& path) {
         pk.put(head, 2);
         const auto& q = asked[(std::size_t)r];
         std::vector<std::int64_t> fn(q.size() / sizeof(std::int64_t));
-        std::memcpy(fn.data(), q.data(), fn.size() * sizeof(std::int64_t));
+        if (!fn.empty()) std::memcpy(fn.data(), q.data(), fn.size() * sizeof(std::int64_t));
         for (const auto& a : L.state)
           for (std::size_t i = 0; i + 1 < fn.size(); i += 2) {
             if (fn[i] < 0 || fn[i + 1] < 0 || fn[i] + fn[i + 1] > (std::int64_t)a.size())
