@@ -39,16 +39,18 @@ const char* matmul_math_name(MatmulMath m) {
   }
 }
 
-std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math) {
+std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math, int device) {
 #ifdef ONEGPU_HAVE_CUDA
   tracker.use_device_memory(&cuda_device_memory());
   CudaOptions o;
   o.tf32 = math == MatmulMath::tf32;
   o.bf16 = math == MatmulMath::bf16;
+  o.device = device;
   return make_cuda_backend(tracker, o);
 #else
   (void)tracker;
   (void)math;
+  (void)device;
   throw Error("this build has no CUDA backend (configure with nvcc present, ONEGPU_CUDA=ON)");
 #endif
 }

@@ -28,8 +28,8 @@ std::string resolve_device(const std::string& want);
 enum class MatmulMath { fp32, tf32, bf16 };
 const char* matmul_math_name(MatmulMath m);
 
-// The CUDA backend on device 0, with `tracker` switched to device memory first (so it must not
+// The CUDA backend on GPU `device`, with `tracker` switched to device memory first (so it must not
 // have allocated anything yet). Throws Error where this build or machine has no CUDA.
-std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math = MatmulMath::fp32);
+std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math = MatmulMath::fp32, int device = 0);
 
 }  // namespace onegpu::trainer

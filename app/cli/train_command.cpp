@@ -18,6 +18,7 @@
 #include "app/cli/flags.h"
 #include "trainer/data/story_corpus.h"
 #include "trainer/device.h"
+#include "trainer/cuda/nccl_comm.h"
 #include "trainer/dist/launch_env.h"
 #include "trainer/dist/rendezvous.h"
 #include "trainer/dist/socket_comm.h"
@@ -174,8 +175,8 @@ void add_train_flags(Flags& f, TrainArgs& a) {
   });
   f.text("--corpus", "FILE", "train on this UTF-8 text (default: the generated stories)", a.corpus);
   f.text("--log", "FILE.jsonl", "one JSON line a step (loss, memory, ...)", a.log);
-  f.text("--save", "CKPT", "save a checkpoint at the end (one rank only)", a.save);
-  f.text("--resume", "CKPT", "go on from a checkpoint (one rank only)", a.resume);
+  f.text("--save", "CKPT", "save a checkpoint at the end", a.save);
+  f.text("--resume", "CKPT", "go on from a checkpoint (a split run: of the same split)", a.resume);
   f.integer("--stop-at", "K", "stop (and save) after step K", a.stop_at, 1, limits::kMaxSteps);
   f.flag("--quiet", "no progress line", a.quiet);
   f.integer("--dp", "N", "data-parallel copies", a.dp, 1, limits::kMaxRanksPerAxis);
@@ -227,8 +228,6 @@ static std::optional<TrainArgs> parse_train(const std::vector<std::string>& args
   for (const char* f : {"--dp", "--ep", "--pp", "--vstages", "--schedule", "--link", "--trace", "--trace-steps", "--seq",
                         "--workers", "--zero"})
     if (a.given.count(f)) a.parallel = true;
-  if (a.parallel && !a.resume.empty()) throw Error("--resume works with one rank only (no --dp/--ep/--pp/... flags)");
-  if (a.parallel && !a.save.empty()) throw Error("--save works with one rank only (no --dp/--ep/--pp/... flags)");
   if (!a.parallel && a.batch % a.microbatches != 0)
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
@@ -487,13 +486,20 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
   // One process per rank: this process is one rank; only rank 0 speaks and writes.
   const bool processes = le.world > 1, speaks = le.rank == 0;
   std::unique_ptr<trainer::Rendezvous> rv;
-  std::unique_ptr<trainer::SocketComm> comm;
+  std::unique_ptr<trainer::SocketComm> comm;  // host-side exchanges (and, on CPUs, everything)
+  std::unique_ptr<trainer::Comm> nccl;        // --device cuda: the ranks' device memory
   if (processes) {
     trainer::check_process_options(o);
     const double timeout = dist_timeout();
     rv = std::make_unique<trainer::Rendezvous>(le, timeout);
     comm = std::make_unique<trainer::SocketComm>(*rv, timeout);
     o.comm = comm.get();
+    if (o.device == "cuda") {  // one GPU a process, LOCAL_RANK's; never yet run on a GPU
+      o.cuda_device = le.local_rank;
+      nccl = trainer::make_nccl_transport(*rv, le.local_rank, timeout);
+      o.host_comm = comm.get();
+      o.comm = nccl.get();
+    }
   }
   if (!processes) {
     // All ranks live in this process: dp replicas of the dense weights, dp/ep of the experts,
@@ -513,13 +519,28 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
   const trainer::TokenDataset data = trainer::TokenDataset::build(tok, corpus.train);
   const trainer::TokenDataset heldout = trainer::TokenDataset::build(tok, corpus.heldout);
   trainer::ParallelTrainer t(mc, o, data);
+  // --resume: the same split goes on from the file (one process: as on virtual ranks; several:
+  // rank 0 reads it and hands each rank its part; a bad file is the same line on every process).
+  if (!a.resume.empty()) t.load(a.resume);
   const int S = a.seq > 0 ? a.seq : mc.seq_len;
   if (speaks)
     std::fprintf(stderr, "model %s split over %d ranks%s (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link%s); %d texts of %d tokens a step\n",
                  mc.name.c_str(), t.world(), processes ? (", one process each over " + le.launcher + "'s sockets").c_str() : "",
                  a.pp, a.dp, a.ep, a.vstages, a.schedule.c_str(), a.link.c_str(), a.zero == 1 ? ", ZeRO-1" : "", a.batch, S);
+  if (!a.resume.empty() && speaks) std::fprintf(stderr, "resumed %s at step %d\n", text::printable(a.resume).c_str(), t.steps_done());
   std::unique_ptr<trainer::JsonlLog> log;
-  if (!a.log.empty() && speaks) log = std::make_unique<trainer::JsonlLog>(a.log);
+  {
+    std::string error;  // rank 0's log, which every process must hear of before it trains
+    try {
+      if (!a.log.empty() && speaks) log = open_log(a.log, a.resume.empty() ? -1 : t.steps_done());
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    if (comm)
+      trainer::agree(*comm, error);
+    else if (!error.empty())
+      throw Error(error);
+  }
   const int last = a.stop_at > 0 ? a.stop_at : a.steps;
   trainer::ParallelStepResult r;
   std::deque<StepTrace> traced;
@@ -545,10 +566,15 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
       progress.step(r.step, r.loss, bubble);
     }
   }
-  // Every process takes part in gathering the weights; only rank 0 speaks.
+  const bool stepped = r.step > 0;
+  // Every process takes part in saving and in gathering the weights; only rank 0 speaks.
+  if (!a.save.empty()) {
+    t.save(a.save);
+    if (speaks) std::fprintf(stderr, "saved %s\n", a.save.c_str());
+  }
   const double held = trainer::heldout_loss(mc, t.master_weights(), heldout);
   if (!speaks) return 0;
-  if (!a.trace.empty()) {
+  if (!a.trace.empty() && !traced.empty()) {
     std::vector<trainer::TraceStep> steps;
     for (const auto& s : traced) steps.push_back({s.plan, &s.timeline, s.memory, s.step});
     trainer::write_chrome_trace(a.trace, steps);
@@ -556,7 +582,7 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
     std::fprintf(stderr, "wrote %s (%d ranks, %s %d%s%s)\n", a.trace.c_str(), t.world(), s0 == s1 ? "step" : "steps", s0,
                  s0 == s1 ? "" : ("-" + std::to_string(s1)).c_str(), trimmed ? ", the last ones kept" : "");
   }
-  std::printf("loss %.4f at step %d on %d ranks\n", r.loss, t.steps_done(), t.world());
+  if (stepped) std::printf("loss %.4f at step %d on %d ranks\n", r.loss, t.steps_done(), t.world());
   // The split model's weights, gathered (above), evaluated as a one-rank run evaluates its own.
   std::printf("held-out loss %.4f after %d steps\n", held, t.steps_done());
   return 0;

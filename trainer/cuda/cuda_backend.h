@@ -47,8 +47,8 @@
 // runs the experts one after another on the one stream (grouped GEMMs or streams would overlap
 // them); the one-rank trainer's pieces are timed by waiting for the device (StepRunner), not
 // with events; a rank's handle and stream cost memory, so hundreds of virtual ranks on one GPU
-// are heavy; NCCL (nccl_comm.h) is not yet driven by a per-rank program; nothing here has yet
-// run on a GPU (scripts/device-check is the first run).
+// are heavy; one process per GPU (NCCL, nccl_comm.h) waits for the backend before each
+// transfer (no overlap); nothing here has yet run on a GPU (scripts/device-check is the first run).
 #include <memory>
 #include <string>
 

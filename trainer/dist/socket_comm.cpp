@@ -236,10 +236,59 @@ void SocketComm::group(const std::function<void()>& fn) {
 
 void SocketComm::flush() { progress(Until::AllDone); }
 
+std::size_t SocketComm::member_index(std::span<const int> members, const char* what) const {
+  const auto self = std::find(members.begin(), members.end(), rank_);
+  if (self == members.end()) throw Error(std::string("socket comm: ") + what + " without rank " + std::to_string(rank_) + " among its members");
+  return (std::size_t)(self - members.begin());
+}
+
+void SocketComm::reduce_scatter_sum(float* data, std::span<const std::int64_t> bounds, std::span<const int> members) {
+  const std::size_t m = members.size(), me = member_index(members, "reduce-scatter");
+  if (bounds.size() != m + 1) throw Error("socket comm: a reduce-scatter's pieces do not match its members");
+  const std::int64_t a = bounds[me], n = bounds[me + 1] - a;
+  if (m <= 1) return;
+  std::vector<std::vector<float>> theirs(m);
+  group([&] {
+    for (std::size_t i = 0; i < m; ++i)
+      if (i != me && bounds[i + 1] > bounds[i])
+        send(data + bounds[i], (std::size_t)(bounds[i + 1] - bounds[i]) * sizeof(float), members[i]);
+    for (std::size_t i = 0; i < m; ++i)
+      if (i != me && n > 0) {
+        theirs[i].resize((std::size_t)n);
+        recv(theirs[i].data(), (std::size_t)n * sizeof(float), members[i]);
+      }
+  });
+  if (n <= 0) return;
+  // acc = first member's; acc += each next, as the virtual ranks' reduce-scatter adds.
+  float* out = data + a;
+  std::vector<float> mine;
+  if (me != 0) {
+    mine.assign(out, out + n);
+    std::copy_n(theirs[0].data(), n, out);
+  }
+  for (std::size_t i = 1; i < m; ++i) {
+    const float* x = i == me ? mine.data() : theirs[i].data();
+    for (std::int64_t j = 0; j < n; ++j) out[j] += x[j];
+  }
+}
+
+void SocketComm::all_gather(void* data, std::size_t elem, std::span<const std::int64_t> bounds, std::span<const int> members) {
+  const std::size_t m = members.size(), me = member_index(members, "all-gather");
+  if (bounds.size() != m + 1) throw Error("socket comm: an all-gather's pieces do not match its members");
+  if (m <= 1) return;
+  auto* d = static_cast<std::uint8_t*>(data);
+  auto bytes = [&](std::size_t i) { return (std::size_t)(bounds[i + 1] - bounds[i]) * elem; };
+  group([&] {
+    for (std::size_t i = 0; i < m; ++i)
+      if (i != me && bytes(me) > 0) send(d + (std::size_t)bounds[me] * elem, bytes(me), members[i]);
+    for (std::size_t i = 0; i < m; ++i)
+      if (i != me && bytes(i) > 0) recv(d + (std::size_t)bounds[i] * elem, bytes(i), members[i]);
+  });
+}
+
 void SocketComm::all_reduce_sum(float* data, std::int64_t n, std::span<const int> members) {
   const std::size_t m = members.size();
-  const auto self = std::find(members.begin(), members.end(), rank_);
-  if (self == members.end()) throw Error("socket comm: all-reduce without rank " + std::to_string(rank_) + " among its members");
+  const auto self = members.begin() + (long)member_index(members, "all-reduce");
   if (m <= 1 || n <= 0) return;
   const std::size_t bytes = (std::size_t)n * sizeof(float);
   std::vector<std::vector<float>> theirs(m);

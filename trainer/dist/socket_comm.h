@@ -16,6 +16,9 @@
 // so the result is bitwise theirs. Bytes moved: (members - 1) × n floats a member each way,
 // which is plenty for CPUs and tests (a ring would move less; it would not change the sums
 // only if it kept this order).
+// reduce_scatter_sum: each member sends member i the part of its data in i's piece and sums
+// what it gets for its own piece the same way (first member's + second's + ...): bitwise the
+// virtual ranks' reduce-scatter. all_gather: each member's piece to every other member.
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -38,6 +41,8 @@ class SocketComm final : public Comm {
   int rank() const override { return rank_; }
   int world() const override { return world_; }
   void all_reduce_sum(float* data, std::int64_t n, std::span<const int> members) override;
+  void reduce_scatter_sum(float* data, std::span<const std::int64_t> bounds, std::span<const int> members) override;
+  void all_gather(void* data, std::size_t elem, std::span<const std::int64_t> bounds, std::span<const int> members) override;
   void send(const void* data, std::size_t bytes, int peer) override;
   void recv(void* data, std::size_t bytes, int peer) override;
   void group(const std::function<void()>& fn) override;
@@ -65,6 +70,7 @@ class SocketComm final : public Comm {
   };
   enum class Until { RecvsDone, AllDone };
   void check_peer(int peer, const char* what) const;
+  std::size_t member_index(std::span<const int> members, const char* what) const;
   void progress(Until until);
   void pump_out(int p);
   void pump_in(int p);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <tuple>
@@ -76,10 +77,9 @@ RunConfig parallel_run_config(const ModelConfig& m, const ParallelOptions& o) {
 }
 
 void check_process_options(const ParallelOptions& o) {
-  const std::string why = o.device != "cpu"          ? "ranks on a " + o.device + " device"
-                          : o.zero == 1 && o.dp > 1  ? "ZeRO-1"
-                          : o.separate_first_copy    ? "separate first copies"
-                                                     : "";
+  const std::string why = o.device != "cpu" && o.device != "cuda" ? "ranks on a " + o.device + " device"
+                          : o.separate_first_copy                  ? "separate first copies"
+                                                                   : "";
   if (!why.empty()) throw Error("one process per rank does not run " + why + " yet");
 }
 
@@ -161,6 +161,7 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   ModelConfig mc;
   ParallelOptions opt;
+  std::vector<ParamTensor> whole_tensors;  // every tensor of the model, in the unsharded layout
   const TokenDataset& train;
   RunConfig rc;
   std::unique_ptr<Plan> first_plan, steady_plan;
@@ -223,6 +224,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       ParamStore whole(mc, init_tracker);
       // Only its master weights are read (each rank converts its own part to bf16).
       whole.init_master(opt.seed, std::max(1, (int)std::thread::hardware_concurrency()));
+      whole_tensors = whole.tensors();
       lap("whole model");
       // Ranks are independent: build them on a few threads (first touch of their memory
       // dominates at 512 ranks).
@@ -271,7 +273,10 @@ struct ParallelTrainer::Impl final : OpRunner {
       if (here(r)) populate_arrays(r);
     });
     lap("shards");
-    if (opt.comm) return;  // no engine: run_program() runs this rank's program
+    if (opt.comm) {  // no engine: run_program() runs this rank's program
+      opt.comm->prepare_groups(reduced_groups());
+      return;
+    }
     const int workers = opt.workers;
     EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
     steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
@@ -286,7 +291,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   bool device_ranks = false;
   std::unique_ptr<Backend> make_rank_backend(MemoryTracker& t) {
     if (opt.make_backend) return opt.make_backend(t);
-    if (opt.device == "cuda") return make_device_backend(t, opt.tf32 ? MatmulMath::tf32 : MatmulMath::fp32);
+    if (opt.device == "cuda") return make_device_backend(t, opt.tf32 ? MatmulMath::tf32 : MatmulMath::fp32, opt.cuda_device);
     if (opt.device != "cpu") throw Error("device must be cpu or cuda, got '" + opt.device + "'");
     return std::make_unique<CpuBackend>(t, 1);
   }
@@ -1193,7 +1198,34 @@ struct ParallelTrainer::Impl final : OpRunner {
   // [SECTION] One process per rank (ParallelOptions::comm)
   int me = 0;  // this process's rank
   bool here(int r) const { return !opt.comm || r == me; }
+  // Checkpoints across processes (their section, after the public API).
+  std::map<std::string, std::string> checkpoint_meta() const;
+  struct StatePart {  // of the optimizer state: (full offset, n, where in the rank's arrays)
+    std::int64_t full, n, at;
+  };
+  std::vector<StatePart> state_parts(bool counted_only) const;
+  void save_across(const std::string& path) const;
+  std::vector<std::uint8_t> pack_state(int arrays) const;
+  std::vector<std::vector<float>> gather_state_to_root(int arrays) const;
+  void load_across(const std::string& path);
+  // Host-side exchanges (a step's record, checkpoints): ParallelOptions::host_comm, else comm.
+  Comm& host() const { return opt.host_comm ? *opt.host_comm : *opt.comm; }
   bool stepping = false;  // a step is begun (the engines' `current` when there is one)
+
+  // Every member list of the plans' all-reduces and reduce-scatters, in plan order (the same
+  // on every process): Comm::prepare_groups.
+  std::vector<std::vector<int>> reduced_groups() const {
+    std::vector<std::vector<int>> out;
+    std::set<std::vector<int>> seen;
+    for (const Plan* p : {first_plan.get(), steady_plan.get()})
+      if (p)
+        for (const Collective& col : p->collectives)
+          if (col.kind == OpKind::AllReduce || col.kind == OpKind::ReduceScatter) {
+            std::vector<int> g(col.ranks.begin(), col.ranks.end());
+            if (g.size() > 1 && seen.insert(g).second) out.push_back(std::move(g));
+          }
+    return out;
+  }
 
   // This rank's program in order, the wall time of each op (seconds from the step's start)
   // into the timeline; the other ranks' times come in gather_times().
@@ -1209,6 +1241,9 @@ struct ParallelTrainer::Impl final : OpRunner {
       const Op& op = plan.op(id);
       const auto t0 = std::chrono::steady_clock::now();
       ctx.virtual_begin = at(t0);
+      // A device rank's transport calls read memory its backend may still be writing, and each
+      // op's wall time is its work's: wait for the backend (no overlap yet across processes).
+      if (device_ranks && !op.is_compute()) R.backend->sync();
       if (op.is_collective()) {
         const Collective& col = plan.collectives[(std::size_t)op.collective];
         if (col.kind == OpKind::AllReduce)
@@ -1217,6 +1252,10 @@ struct ParallelTrainer::Impl final : OpRunner {
           broadcast_across(col, op);
         else if (col.kind == OpKind::AllToAll)
           all_to_all_across(col, op);
+        else if (col.kind == OpKind::ReduceScatter)
+          reduce_scatter_across(col, op);
+        else if (col.kind == OpKind::AllGather)
+          all_gather_across(col, op);
         else
           throw Error("one process per rank: no " + std::string(to_string(col.kind)) + " yet");
       } else if (op.kind == OpKind::Send) {
@@ -1235,6 +1274,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         (op.payload == Payload::Activation ? st.x : st.dx) = std::move(dst);
       } else {
         run(op, ctx);
+        if (device_ranks) R.backend->sync();
       }
       OpTime& t = last_timeline.ops[id];
       const auto t1 = std::chrono::steady_clock::now();
@@ -1275,7 +1315,44 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
   }
 
-  // The root's master and bf16 weights to every other member (first step).
+  // ZeRO-1: members' pieces of each range as reduce_scatter() and all_gather() cut them
+  // (piece_in_range): bounds[i] .. bounds[i + 1] is member i's, inside the range.
+  static std::vector<std::int64_t> piece_bounds(std::int64_t total, std::int64_t range_at, std::int64_t n, std::size_t m) {
+    std::vector<std::int64_t> b(m + 1);
+    for (std::size_t i = 0; i < m; ++i) b[i] = piece_in_range(total, range_at, n, i, m).first;
+    b[m] = piece_in_range(total, range_at, n, m - 1, m).second;
+    return b;
+  }
+  // Each member's piece of the gradients summed over the members in rank order (bitwise
+  // reduce_scatter()'s sums), range by range; the charges are reduce_scatter()'s.
+  void reduce_scatter_across(const Collective& col, const Op& op) {
+    Rank& R = rank(me);
+    ParamStore& P = R.model->params();
+    const Ranges rg = ranges(P, col.group, op.chunk, op.layer_begin, op.layer_end);
+    const std::int64_t total = count_of(rg);
+    std::int64_t range_at = 0;
+    for (const auto& [off, n] : rg) {
+      const Charge out(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(float));
+      opt.comm->reduce_scatter_sum(P.grads.data() + off, piece_bounds(total, range_at, n, col.ranks.size()), col.ranks);
+      range_at += n;
+    }
+  }
+  // Every member's piece of the bf16 weights to the others (the next step's start).
+  void all_gather_across(const Collective& col, const Op& op) {
+    Rank& R = rank(me);
+    ParamStore& P = R.model->params();
+    const Ranges rg = ranges(P, col.group, op.chunk, op.layer_begin, op.layer_end);
+    const std::int64_t total = count_of(rg);
+    std::int64_t range_at = 0;
+    for (const auto& [off, n] : rg) {
+      const Charge in(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(bf16));
+      opt.comm->all_gather(P.weights.data() + off, sizeof(bf16), piece_bounds(total, range_at, n, col.ranks.size()), col.ranks);
+      range_at += n;
+    }
+  }
+
+  // The root's master and bf16 weights to every other member (first step); ZeRO-1: only the
+  // bf16 weights (each member's master piece is its own from set-up, as in broadcast()).
   void broadcast_across(const Collective& col, const Op& op) {
     Rank& R = rank(me);
     ParamStore& P = R.model->params();
@@ -1285,12 +1362,15 @@ struct ParallelTrainer::Impl final : OpRunner {
       for (const auto& [off, n] : rg) {
         if (me == root) {
           for (std::size_t i = 1; i < col.ranks.size(); ++i) {
-            opt.comm->send(P.master.data() + off, (std::size_t)n * sizeof(float), col.ranks[i]);
+            if (!zero1()) opt.comm->send(P.master.data() + off, (std::size_t)n * sizeof(float), col.ranks[i]);
             opt.comm->send(P.weights.data() + off, (std::size_t)n * sizeof(bf16), col.ranks[i]);
           }
         } else {
-          const Charge in = received(*R.tracker, (std::size_t)n);
-          opt.comm->recv(P.master.data() + off, (std::size_t)n * sizeof(float), root);
+          std::optional<Charge> in;
+          if (!zero1()) {
+            in.emplace(received(*R.tracker, (std::size_t)n));
+            opt.comm->recv(P.master.data() + off, (std::size_t)n * sizeof(float), root);
+          }
           opt.comm->recv(P.weights.data() + off, (std::size_t)n * sizeof(bf16), root);
         }
       }
@@ -1354,11 +1434,11 @@ struct ParallelTrainer::Impl final : OpRunner {
         std::vector<std::int32_t> mine(m * (std::size_t)per), theirs(m * (std::size_t)per);
         for (std::size_t j = 0; j < m; ++j)
           for (int e = 0; e < per; ++e) mine[j * (std::size_t)per + (std::size_t)e] = piece(st, l, (int)j, e).n;
-        opt.comm->group([&] {
+        host().group([&] {  // host memory
           for (std::size_t j = 0; j < m; ++j)
-            if (j != self) opt.comm->send(mine.data() + j * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(j));
+            if (j != self) host().send(mine.data() + j * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(j));
           for (std::size_t i = 0; i < m; ++i)
-            if (i != self) opt.comm->recv(theirs.data() + i * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(i));
+            if (i != self) host().recv(theirs.data() + i * (std::size_t)per, (std::size_t)per * sizeof(std::int32_t), peer(i));
         });
         std::copy_n(mine.data() + self * (std::size_t)per, per, theirs.data() + self * (std::size_t)per);
         ExpertWork w;
@@ -1424,7 +1504,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   template <class T>
   std::vector<T> gather_all(const std::vector<T>& mine) {
     std::vector<T> all(mine.size() * ranks.size());
-    all_gather_bytes(*opt.comm, mine.data(), mine.size() * sizeof(T), all.data());
+    all_gather_bytes(host(), mine.data(), mine.size() * sizeof(T), all.data());
     return all;
   }
   // Sums what every rank holds of v (zero where it holds nothing), rank by rank, so that each
@@ -1456,23 +1536,47 @@ struct ParallelTrainer::Impl final : OpRunner {
       if ((int)r != me) ranks[r].mem_events.assign(all.begin() + (long)(r * most), all.begin() + (long)(r * most) + counts[r]);
   }
 
-  // The whole model's master weights on every process: each tensor from the rank that is its
-  // root (as gather_state takes it), zeros elsewhere, summed across the ranks.
-  std::vector<float> master_weights_across() {
-    std::int64_t n = 0;
-    for (const auto& t : rank(me).model->params().tensors()) n = std::max(n, t.full_offset + t.size());
-    const std::vector<std::int64_t> sizes = gather_all(std::vector<std::int64_t>{n});
-    n = *std::max_element(sizes.begin(), sizes.end());
-    std::vector<float> out((std::size_t)n, 0.f);
-    const Rank& R = rank(me);
-    const ParamStore& P = R.model->params();
-    for (const auto& t : P.tensors())
-      if (dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0)
-        std::copy_n(P.master.data() + t.offset, t.size(), out.data() + t.full_offset);
-    std::vector<int> everyone((std::size_t)ranks.size());
-    for (int r = 0; r < (int)ranks.size(); ++r) everyone[(std::size_t)r] = r;
-    opt.comm->all_reduce_sum(out.data(), n, everyone);
-    return out;
+  // The whole model's master weights on every process, bitwise gather_state()'s: each rank's
+  // counted state to rank 0, the whole back to every rank (its section, after the public API).
+  std::vector<float> master_weights_across() const;
+
+  // ZeRO-1's gradient norm across processes, bitwise zero1_grad_norm(): the first member of
+  // each group (the rank whose copies of its tensors count) gets the other members' reduced
+  // pieces into its gradients, sums its tensors' squares as zero1_grad_norm() does, and the
+  // ranks' sums are added in rank order.
+  double zero1_grad_norm_across() {
+    Rank& R = rank(me);
+    ParamStore& P = R.model->params();
+    const Layout& L = layout();
+    opt.comm->group([&] {
+      for (const GroupPart& gp : group_parts(me)) {
+        if (gp.size <= 1) continue;
+        const std::vector<int> members = gp.g == Group::Dense ? L.dense_group(me) : L.expert_group(me);
+        if ((int)members.size() != gp.size || members[(std::size_t)gp.index] != me)
+          throw Error("ZeRO-1: rank " + std::to_string(me) + " is not where its group says");
+        const Ranges rg = ranges(P, gp.g, gp.chunk, L.first_layer(gp.chunk), L.end_layer(gp.chunk));
+        for (int i = 1; i < gp.size; ++i) {
+          if (gp.index != 0 && gp.index != i) continue;
+          for (const auto& [flat, n] : piece_of(rg, i, gp.size)) {
+            if (gp.index == 0)
+              opt.comm->recv(P.grads.data() + flat, (std::size_t)n * sizeof(float), members[(std::size_t)i]);
+            else
+              opt.comm->send(P.grads.data() + flat, (std::size_t)n * sizeof(float), members[0]);
+          }
+        }
+      }
+    });
+    if (device_ranks) R.backend->sync();
+    std::vector<float> g;
+    double s = 0.0;
+    for (const auto& t : P.tensors()) {
+      if (!(dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0)) continue;
+      g.assign(P.grads.data() + t.offset, P.grads.data() + t.offset + t.size());
+      s += sum_of_squares(g.data(), t.size());
+    }
+    double sq = 0.0;
+    for (double x : gather_all(std::vector<double>{s})) sq += x;
+    return std::sqrt(sq);
   }
 
   // [SECTION] A step: begin, then the update and the step's record
@@ -1565,7 +1669,8 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
 
     if (device_ranks)  // the host reads the ranks' memory from here on (zero1_grad_norm, pieces)
-      for (Rank& R : ranks) R.backend->sync();
+      for (Rank& R : ranks)
+        if (R.backend) R.backend->sync();  // (another process's rank has none)
     // The whole model's gradient norm: every rank's share, in rank order.
     double sq = 0.0;
     if (opt.comm) {
@@ -1577,7 +1682,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     } else {
       for (const Rank& R : ranks) sq += R.sq;
     }
-    const double norm = zero1() ? zero1_grad_norm() : std::sqrt(sq);
+    const double norm = !zero1() ? std::sqrt(sq) : opt.comm ? zero1_grad_norm_across() : zero1_grad_norm();
     ParallelStepResult res;
     std::vector<UpdateStats> us(ranks.size());
     const bool sharing = shared_state;
@@ -1767,69 +1872,283 @@ std::vector<std::int64_t> tensor_shape(const ParamTensor& t) {
   if (t.rows == 1) return {t.cols};
   return {t.rows, t.cols};
 }
-}  // namespace
 
-void ParallelTrainer::save(const std::string& path) const {
-  const Impl& I = *impl_;
-  if (I.opt.comm) throw Error("save: one process per rank does not save checkpoints yet");
-  if (I.current) throw Error("save: a step is in progress");
-  const std::vector<float> master = gather_state(I.ranks, I.zero1(), StateArray::Master),
-                           m = gather_state(I.ranks, I.zero1(), StateArray::AdamM),
-                           v = gather_state(I.ranks, I.zero1(), StateArray::AdamV);
+// The run a checkpoint continues: its split, microbatches and batch (ZeRO and the device may
+// differ: the layout is the same). Saved as metadata "split"; load() refuses another.
+std::string split_of(const ParallelOptions& o, int seq_len) {
+  return "dp " + std::to_string(o.dp) + " × ep " + std::to_string(o.ep) + " × pp " + std::to_string(o.pp) + ", vstages " +
+         std::to_string(o.vstages) + ", " + std::string(to_string(o.schedule)) + ", microbatches " + std::to_string(o.microbatches) +
+         ", batch " + std::to_string(o.batch) + " × " + std::to_string(seq_len) + " tokens";
+}
+
+// The file of a split run, the same whichever way the run was spread over processes.
+void write_checkpoint(const std::string& path, const std::vector<ParamTensor>& tensors, const std::vector<float>& master,
+                      const std::vector<float>& m, const std::vector<float>& v, std::map<std::string, std::string> meta) {
   safetensors::File f;
   std::set<std::string> done;
-  for (const auto& R : I.ranks)
-    for (const auto& t : R.model->params().tensors()) {
-      if (!done.insert(t.name).second) continue;
-      const std::size_t a = (std::size_t)t.full_offset, n = (std::size_t)t.size();
-      std::vector<std::uint16_t> w(n);
-      for (std::size_t i = 0; i < n; ++i) w[i] = float_to_bf16(master[a + i]);
-      f.add_bf16(t.name, tensor_shape(t), w);
-      f.add_f32("optim.master." + t.name, tensor_shape(t), std::span<const float>(master.data() + a, n));
-      f.add_f32("optim.adam_m." + t.name, tensor_shape(t), std::span<const float>(m.data() + a, n));
-      f.add_f32("optim.adam_v." + t.name, tensor_shape(t), std::span<const float>(v.data() + a, n));
-    }
-  f.metadata["format"] = kParallelFormat;
-  f.metadata["config"] = config_to_string(I.mc);
-  f.metadata["step"] = std::to_string(I.step_);
-  f.metadata["data_rng"] = std::to_string(I.data_rng.state());
-  f.metadata["zero"] = std::to_string(I.opt.zero);  // how it ran; the layout is the same
+  for (const auto& t : tensors) {
+    if (!done.insert(t.name).second) continue;
+    const std::size_t a = (std::size_t)t.full_offset, n = (std::size_t)t.size();
+    std::vector<std::uint16_t> w(n);
+    for (std::size_t i = 0; i < n; ++i) w[i] = float_to_bf16(master[a + i]);
+    f.add_bf16(t.name, tensor_shape(t), w);
+    f.add_f32("optim.master." + t.name, tensor_shape(t), std::span<const float>(master.data() + a, n));
+    f.add_f32("optim.adam_m." + t.name, tensor_shape(t), std::span<const float>(m.data() + a, n));
+    f.add_f32("optim.adam_v." + t.name, tensor_shape(t), std::span<const float>(v.data() + a, n));
+  }
+  f.metadata = std::move(meta);
   safetensors::save(f, path);
 }
 
-void ParallelTrainer::load(const std::string& path) {
-  Impl& I = *impl_;
-  if (I.opt.comm) throw Error("load: one process per rank does not load checkpoints yet");
-  if (I.current) throw Error("load: a step is in progress");
+// What load() takes from a file: the three optimizer arrays in the unsharded layout (sized
+// `count`), the step and the data RNG. Throws Error (one line) for another format, model or split.
+struct LoadedState {
+  std::vector<float> state[3];  // master, adam_m, adam_v
+  std::uint64_t step = 0, data_rng = 0;
+};
+LoadedState read_checkpoint(const std::string& path, const std::vector<ParamTensor>& tensors, std::int64_t count,
+                            const std::string& config, const std::string& split) {
   const safetensors::File f = safetensors::load(path);
   if (f.meta("format") != kParallelFormat) throw Error("load: " + path + " is not a split-run checkpoint");
-  if (f.meta("config") != config_to_string(I.mc)) throw Error("load: " + path + " holds another model");
-  std::vector<float> state[3];
+  if (f.meta("config") != config) throw Error("load: " + path + " holds another model");
+  if (f.metadata.count("split") && f.meta("split") != split)
+    throw Error("load: " + path + " was saved by a run split " + f.meta("split") + ", not " + split);
+  LoadedState L;
   const char* prefix[3] = {"optim.master.", "optim.adam_m.", "optim.adam_v."};
-  for (int k = 0; k < 3; ++k) state[k] = gather_state(I.ranks, I.zero1(), StateArray::Master);  // sized
+  for (auto& a : L.state) a.assign((std::size_t)count, 0.f);
   std::set<std::string> done;
-  for (const auto& R : I.ranks)
-    for (const auto& t : R.model->params().tensors()) {
-      if (!done.insert(t.name).second) continue;
-      for (int k = 0; k < 3; ++k) {
-        const auto& x = f.get(prefix[k] + t.name);
-        if (x.shape != tensor_shape(t)) throw Error("load: tensor '" + t.name + "' has the wrong shape in " + path);
-        const std::vector<float> vals = x.f32();
-        std::copy(vals.begin(), vals.end(), state[k].begin() + t.full_offset);
-      }
+  for (const auto& t : tensors) {
+    if (!done.insert(t.name).second) continue;
+    for (int k = 0; k < 3; ++k) {
+      const auto& x = f.get(prefix[k] + t.name);
+      if (x.shape != tensor_shape(t)) throw Error("load: tensor '" + t.name + "' has the wrong shape in " + path);
+      const std::vector<float> vals = x.f32();
+      std::copy(vals.begin(), vals.end(), L.state[k].begin() + t.full_offset);
     }
-  scatter_state(I.ranks, I.zero1(), StateArray::Master, state[0]);
-  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, state[1]);
-  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, state[2]);
+  }
   const auto number = [&](const char* k) {
     const std::string& s = f.meta(k);
     char* end = nullptr;
     const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
     if (s.empty() || *end) throw Error(std::string("load: bad '") + k + "' in " + path);
-    return v;
+    return (std::uint64_t)v;
   };
-  I.step_ = (int)number("step");
-  I.data_rng.set_state(number("data_rng"));
+  L.step = number("step");
+  L.data_rng = number("data_rng");
+  return L;
+}
+
+std::int64_t full_count(const std::vector<ParamTensor>& tensors) {
+  std::int64_t n = 0;
+  for (const auto& t : tensors) n = std::max(n, t.full_offset + t.size());
+  return n;
+}
+
+// Host-side messages of the checkpoint exchanges: int64 and float arrays, one after another.
+struct Packer {
+  std::vector<std::uint8_t> b;
+  template <class T>
+  void put(const T* p, std::size_t n) {
+    const auto* c = reinterpret_cast<const std::uint8_t*>(p);
+    b.insert(b.end(), c, c + n * sizeof(T));
+  }
+};
+struct Unpacker {
+  const std::vector<std::uint8_t>& b;
+  std::size_t at = 0;
+  template <class T>
+  void get(T* p, std::size_t n) {
+    if (at + n * sizeof(T) > b.size()) throw Error("checkpoint exchange: a rank sent a short message");
+    if (n) std::memcpy(p, b.data() + at, n * sizeof(T));
+    at += n * sizeof(T);
+  }
+};
+}  // namespace
+
+std::map<std::string, std::string> ParallelTrainer::Impl::checkpoint_meta() const {
+  return {{"format", kParallelFormat},
+          {"config", config_to_string(mc)},
+          {"step", std::to_string(step_)},
+          {"data_rng", std::to_string(data_rng.state())},
+          {"zero", std::to_string(opt.zero)},  // how it ran; the layout is the same
+          {"split", split_of(opt, S)}};
+}
+
+// [SECTION] Checkpoints across processes (ParallelOptions::comm)
+// The same file as the same split on virtual ranks writes: every rank sends rank 0 the
+// state it holds in the unsharded layout (the tensors whose copies count, or its ZeRO-1
+// pieces); rank 0 writes the file (atomically, as safetensors::save does). Loading, rank 0
+// reads the file and hands each rank the state of the tensors it holds. Either way every rank
+// learns whether rank 0 succeeded (agree()): a bad file is the same line on every process.
+
+// This rank's parts of the optimizer state: the tensors whose copies count (ZeRO-1: its
+// pieces), or all it holds.
+std::vector<ParallelTrainer::Impl::StatePart> ParallelTrainer::Impl::state_parts(bool counted_only) const {
+  const Rank& R = ranks[(std::size_t)me];
+  const ParamStore& P = R.model->params();
+  std::vector<StatePart> out;
+  if (zero1() && counted_only) {
+    for (const OptimizerPiece& pc : R.pieces)
+      for_each_tensor_part(P, pc.flat, pc.n, [&](std::int64_t full, std::int64_t flat, std::int64_t len) {
+        out.push_back({full, len, pc.at + (flat - pc.flat)});
+      });
+    return out;
+  }
+  for (const auto& t : P.tensors())
+    if (!counted_only || (dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0)) out.push_back({t.full_offset, t.size(), t.offset});
+  return out;
+}
+
+// This rank's counted parts of the first `arrays` optimizer arrays (master, adam_m, adam_v):
+// how many parts, their (full offset, n), then each array's values part by part.
+std::vector<std::uint8_t> ParallelTrainer::Impl::pack_state(int arrays) const {
+  const Rank& R = ranks[(std::size_t)me];
+  const ParamStore& P = R.model->params();
+  const std::vector<StatePart> parts = state_parts(true);
+  Packer pk;
+  const std::int64_t count = (std::int64_t)parts.size();
+  pk.put(&count, 1);
+  for (const StatePart& p : parts) pk.put(&p.full, 1), pk.put(&p.n, 1);
+  for (int k = 0; k < arrays; ++k) {
+    const float* src = zero1() ? (k == 0 ? R.master.data() : k == 1 ? R.adam_m.data() : R.adam_v.data())
+                               : (k == 0 ? P.master.data() : k == 1 ? P.adam_m.data() : P.adam_v.data());
+    for (const StatePart& p : parts) pk.put(src + p.at, (std::size_t)p.n);
+  }
+  return pk.b;
+}
+
+// On rank 0: the first `arrays` optimizer arrays of the whole model from every rank's pieces;
+// elsewhere: empty.
+std::vector<std::vector<float>> ParallelTrainer::Impl::gather_state_to_root(int arrays) const {
+  const auto all = gather_to_root(host(), pack_state(arrays));
+  std::vector<std::vector<float>> state;
+  if (me != 0) return state;
+  state.assign((std::size_t)arrays, std::vector<float>((std::size_t)full_count(whole_tensors), 0.f));
+  for (const auto& blob : all) {
+    Unpacker u{blob};
+    std::int64_t n = 0;
+    u.get(&n, 1);
+    std::vector<std::int64_t> fn((std::size_t)n * 2);
+    u.get(fn.data(), fn.size());
+    for (auto& a : state)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t at = fn[(std::size_t)(2 * i)], len = fn[(std::size_t)(2 * i + 1)];
+        if (at < 0 || len < 0 || at + len > (std::int64_t)a.size()) throw Error("checkpoint exchange: a rank sent state outside the model");
+        u.get(a.data() + at, (std::size_t)len);
+      }
+  }
+  return state;
+}
+
+std::vector<float> ParallelTrainer::Impl::master_weights_across() const {
+  std::vector<std::vector<float>> state = gather_state_to_root(1);
+  std::vector<std::uint8_t> bytes;
+  if (me == 0) {
+    const auto* b = reinterpret_cast<const std::uint8_t*>(state[0].data());
+    bytes.assign(b, b + state[0].size() * sizeof(float));
+  }
+  bytes = broadcast_from_root(host(), std::move(bytes));
+  std::vector<float> out(bytes.size() / sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+  return out;
+}
+
+void ParallelTrainer::Impl::save_across(const std::string& path) const {
+  const std::vector<std::vector<float>> state = gather_state_to_root(3);
+  std::string error;
+  if (me == 0) {
+    try {
+      write_checkpoint(path, whole_tensors, state[0], state[1], state[2], checkpoint_meta());
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  agree(host(), error);
+}
+
+void ParallelTrainer::Impl::load_across(const std::string& path) {
+  LoadedState L;
+  std::string error;
+  if (me == 0) {
+    try {
+      L = read_checkpoint(path, whole_tensors, full_count(whole_tensors), config_to_string(mc), split_of(opt, S));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  agree(host(), error);
+  // Every rank asks for the tensors it holds (all its copies), rank 0 answers.
+  const std::vector<StatePart> parts = state_parts(false);
+  Packer ask;
+  for (const StatePart& p : parts) ask.put(&p.full, 1), ask.put(&p.n, 1);
+  const auto asked = gather_to_root(host(), ask.b);
+  std::vector<std::uint8_t> answer;
+  if (me == 0) {
+    host().group([&] {
+      for (int r = 1; r < (int)ranks.size(); ++r) {
+        Packer pk;
+        const std::uint64_t head[2] = {L.step, L.data_rng};
+        pk.put(head, 2);
+        const auto& q = asked[(std::size_t)r];
+        std::vector<std::int64_t> fn(q.size() / sizeof(std::int64_t));
+        if (!fn.empty()) std::memcpy(fn.data(), q.data(), fn.size() * sizeof(std::int64_t));
+        for (const auto& a : L.state)
+          for (std::size_t i = 0; i + 1 < fn.size(); i += 2) {
+            if (fn[i] < 0 || fn[i + 1] < 0 || fn[i] + fn[i + 1] > (std::int64_t)a.size())
+              throw Error("load: rank " + std::to_string(r) + " asked for state outside the model");
+            pk.put(a.data() + fn[i], (std::size_t)fn[i + 1]);
+          }
+        host().send(pk.b.data(), pk.b.size(), r);  // copied: pk may go
+      }
+    });
+  } else {
+    std::size_t n = 0;
+    for (const StatePart& p : parts) n += (std::size_t)p.n;
+    answer.resize(2 * sizeof(std::uint64_t) + 3 * n * sizeof(float));
+    host().recv(answer.data(), answer.size(), 0);
+    Unpacker u{answer};
+    std::uint64_t head[2];
+    u.get(head, 2);
+    L.step = head[0];
+    L.data_rng = head[1];
+    for (auto& a : L.state) {
+      a.assign((std::size_t)full_count(whole_tensors), 0.f);
+      for (const StatePart& p : parts) u.get(a.data() + p.full, (std::size_t)p.n);
+    }
+  }
+  // (Each rank holds the arrays whole, zeros outside its parts, for scatter_state: fine at the
+  // sizes a host holds anyway, as master_weights() does.)
+  std::span<Rank> mine(&ranks[(std::size_t)me], 1);
+  scatter_state(mine, zero1(), StateArray::Master, L.state[0]);
+  scatter_state(mine, zero1(), StateArray::AdamM, L.state[1]);
+  scatter_state(mine, zero1(), StateArray::AdamV, L.state[2]);
+  step_ = (int)L.step;
+  data_rng.set_state(L.data_rng);
+}
+
+void ParallelTrainer::save(const std::string& path) const {
+  const Impl& I = *impl_;
+  if (I.current || I.stepping) throw Error("save: a step is in progress");
+  if (I.opt.comm) return I.save_across(path);
+  std::vector<ParamTensor> tensors;
+  for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
+  write_checkpoint(path, tensors, gather_state(I.ranks, I.zero1(), StateArray::Master),
+                   gather_state(I.ranks, I.zero1(), StateArray::AdamM), gather_state(I.ranks, I.zero1(), StateArray::AdamV),
+                   I.checkpoint_meta());
+}
+
+void ParallelTrainer::load(const std::string& path) {
+  Impl& I = *impl_;
+  if (I.current || I.stepping) throw Error("load: a step is in progress");
+  if (I.opt.comm) return I.load_across(path);
+  std::vector<ParamTensor> tensors;
+  for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
+  const LoadedState L = read_checkpoint(path, tensors, full_count(tensors), config_to_string(I.mc), split_of(I.opt, I.S));
+  scatter_state(I.ranks, I.zero1(), StateArray::Master, L.state[0]);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, L.state[1]);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, L.state[2]);
+  I.step_ = (int)L.step;
+  I.data_rng.set_state(L.data_rng);
 }
 
 bool ParallelTrainer::replicas_agree() const {

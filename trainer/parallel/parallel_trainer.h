@@ -98,6 +98,7 @@ struct ParallelOptions {
   // where the ops are (tests/trainer/cuda).
   std::string device = "cpu";
   bool tf32 = false;  // with "cuda": TF32 tensor cores for the matmuls
+  int cuda_device = 0;  // with "cuda": the GPU (one process per GPU: its LOCAL_RANK)
   // Tests: each rank's backend from this instead of `device` (given the rank's tracker). A
   // backend that says timed_on_device() is run as a device: copies through it, costs from it.
   std::function<std::unique_ptr<Backend>(MemoryTracker&)> make_backend;
@@ -109,9 +110,13 @@ struct ParallelOptions {
   // is gathered, so every process holds the whole run's: bitwise the numbers of the same
   // split on virtual ranks when comm sums in member order (SocketComm does). The timeline is
   // then measured wall time (each process's clock from its step's start), not the virtual
-  // clock's model. So far: cpu ranks, no ZeRO-1, no checkpoints, no paced stepping
-  // (engine()); each is one line of Error. master_weights() is a collective then.
+  // clock's model. ZeRO-1 runs (its reduce-scatter and all-gather through comm); save() and
+  // load() are collectives (rank 0 writes and reads the file), as is master_weights(). Not
+  // yet: paced stepping (engine()), separate_first_copy; each is one line of Error.
   Comm* comm = nullptr;
+  // The small host-side exchanges (the step's record, checkpoints, the weights gathered) when
+  // comm carries device memory (NCCL); null: comm carries them too.
+  Comm* host_comm = nullptr;
 };
 
 // The plan's configuration for a model and options, sizes from the real model. Throws Error
@@ -178,7 +183,11 @@ class ParallelTrainer {
   // Checkpoints, always in the unsharded layout (every weight once: bf16 weight, fp32 master,
   // both Adam moments; the step and the data RNG), whatever the run's zero: a run with zero 1
   // loads what one with zero 0 saved and the reverse, and goes on bitwise as if never stopped.
-  // load() throws Error (one line) for a file of another model or format.
+  // load() throws Error (one line) for a file of another model or format, or of another split
+  // (metadata "split": dp, ep, pp, vstages, schedule, microbatches, batch; zero and the device
+  // may differ). One process per rank: both are collectives and the file is the one the same
+  // split on virtual ranks writes (rank 0 gathers and writes it; rank 0 reads it and hands each
+  // rank its part); a failure is the same Error on every process.
   void save(const std::string& path) const;
   void load(const std::string& path);
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.

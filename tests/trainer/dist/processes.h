@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <exception>
 #include <functional>
 
 #include "trainer/dist/launch_env.h"
@@ -42,6 +44,8 @@ inline pid_t spawn(const std::function<bool()>& fn) {
     bool ok = false;
     try {
       ok = fn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child %d: %s\n", (int)getpid(), e.what());  // what a failing test needs
     } catch (...) {
     }
     _exit(ok ? 0 : 1);
