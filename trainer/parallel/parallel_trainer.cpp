@@ -1323,32 +1323,37 @@ struct ParallelTrainer::Impl final : OpRunner {
     b[m] = piece_in_range(total, range_at, n, m - 1, m).second;
     return b;
   }
+  // fn(offset, count, bounds) for each range of the collective's tensors on this rank, bounds
+  // being where each member's piece of that range starts (and where the last ends): the pieces
+  // cut the whole of the ranges as the virtual ranks cut them.
+  template <class Fn>
+  void each_piece_range(const Collective& col, const Op& op, Fn&& fn) {
+    const Ranges rg = ranges(rank(me).model->params(), col.group, op.chunk, op.layer_begin, op.layer_end);
+    const std::int64_t total = count_of(rg);
+    std::int64_t range_at = 0;
+    for (const auto& [off, n] : rg) {
+      fn(off, n, piece_bounds(total, range_at, n, col.ranks.size()));
+      range_at += n;
+    }
+  }
   // Each member's piece of the gradients summed over the members in rank order (bitwise
   // reduce_scatter()'s sums), range by range; the charges are reduce_scatter()'s.
   void reduce_scatter_across(const Collective& col, const Op& op) {
     Rank& R = rank(me);
     ParamStore& P = R.model->params();
-    const Ranges rg = ranges(P, col.group, op.chunk, op.layer_begin, op.layer_end);
-    const std::int64_t total = count_of(rg);
-    std::int64_t range_at = 0;
-    for (const auto& [off, n] : rg) {
+    each_piece_range(col, op, [&](std::int64_t off, std::int64_t n, const std::vector<std::int64_t>& bounds) {
       const Charge out(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(float));
-      opt.comm->reduce_scatter_sum(P.grads.data() + off, piece_bounds(total, range_at, n, col.ranks.size()), col.ranks);
-      range_at += n;
-    }
+      opt.comm->reduce_scatter_sum(P.grads.data() + off, bounds, col.ranks);
+    });
   }
   // Every member's piece of the bf16 weights to the others (the next step's start).
   void all_gather_across(const Collective& col, const Op& op) {
     Rank& R = rank(me);
     ParamStore& P = R.model->params();
-    const Ranges rg = ranges(P, col.group, op.chunk, op.layer_begin, op.layer_end);
-    const std::int64_t total = count_of(rg);
-    std::int64_t range_at = 0;
-    for (const auto& [off, n] : rg) {
+    each_piece_range(col, op, [&](std::int64_t off, std::int64_t n, const std::vector<std::int64_t>& bounds) {
       const Charge in(*R.tracker, MemCategory::Communication, (std::size_t)n * sizeof(bf16));
-      opt.comm->all_gather(P.weights.data() + off, sizeof(bf16), piece_bounds(total, range_at, n, col.ranks.size()), col.ranks);
-      range_at += n;
-    }
+      opt.comm->all_gather(P.weights.data() + off, sizeof(bf16), bounds, col.ranks);
+    });
   }
 
   // The root's master and bf16 weights to every other member (first step); ZeRO-1: only the
