@@ -77,7 +77,8 @@ double cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-Result run(const std::string& name, int threads, int steps, bool split_ops, bool shards_alone, bool timed) {
+Result run(const std::string& name, int threads, int steps, bool split_ops, bool shards_alone, bool timed,
+           int micro) {
   ModelConfig c = model_preset(name);
   MemoryTracker mt;
   CpuBackend be(mt, threads);
@@ -88,7 +89,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
   SplitStep::Timing timing;
   AdamWConfig opt;
   opt.total_steps = kWindows * steps + 2;
-  Batch b = onegpu::bench::random_batch(B, S, c.vocab);
+  Batch b = onegpu::bench::random_batch(B * micro, S, c.vocab);
   MicrobatchState st;
   const LossScales sc{1.f / (B * S), 1.f};
   auto step = [&](int i) {
@@ -96,7 +97,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
     if (split_ops)
       m.forward_backward(st, b, sc);
     else
-      split.forward_backward(b, 1, sc);
+      split.forward_backward(b, micro, sc);
     adamw_update(m.params(), opt, i, be.pool());
   };
   step(0);  // warm-up
@@ -111,7 +112,7 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
     best = std::min(best, std::chrono::duration<double>(clk::now() - t0).count());
   }
   const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / (kWindows * steps);
-  double tps = (double)steps * B * S / best;
+  double tps = (double)steps * micro * B * S / best;
   return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9, cpu_ms, timing};
 }
 
@@ -140,13 +141,18 @@ int main(int argc, char** argv) {
   const bool split_ops = how == "ops";
   const bool shards_alone = how == "shards" || how == "shards,timing";
   const bool timed = how == "timing" || how == "shards,timing";
+  const int micro = argc > 6 ? std::atoi(argv[6]) : 1;
+  if (micro < 1 || micro > 64) {
+    std::fprintf(stderr, "bench_train: microbatches must be 1 to 64\n");
+    return 2;
+  }
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
       if (!only.empty() && only != name) continue;
       if (argc > 3 && threads != std::atoi(argv[3])) continue;
-      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops, shards_alone, timed);
+      Result r = run(name, threads, name == std::string("scale") ? std::max(3, steps / 4) : steps, split_ops, shards_alone, timed, micro);
       double peak = threads == 1 ? peak1 : peak2;
-      std::printf("onegpu model=%s threads=%d tokens_per_s=%.0f gflops=%.2f cpu_ms_per_step=%.2f", name, threads,
+      std::printf("onegpu model=%s threads=%d microbatches=%d tokens_per_s=%.0f gflops=%.2f cpu_ms_per_step=%.2f", name, threads, micro,
                   r.tokens_per_s, r.gflops, r.cpu_ms_per_step);
       if (!nopeak) std::printf(" peak_fraction=%.3f", r.gflops / peak);
       std::printf("\n");

@@ -612,8 +612,11 @@ class CudaBackend final : public Backend {
   void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
                         int T, int D) override {
     if (T <= 0) return;
-    k_rmsnorm_backward_dx<<<T, row_threads(D), 0, stream_>>>(x, g, rstd, dy, dx, D);
-    check_launch("rmsnorm_backward");
+    if (dx) {
+      k_rmsnorm_backward_dx<<<T, row_threads(D), 0, stream_>>>(x, g, rstd, dy, dx, D);
+      check_launch("rmsnorm_backward");
+    }
+    if (!dg) return;
     const int chunks = (T + kDgRows - 1) / kDgRows;
     if (dg_part_.size() < (std::size_t)chunks * D)
       dg_part_ = Buffer<float>(tracker_, MemCategory::Activations, (std::size_t)chunks * D, false);

@@ -73,8 +73,20 @@ class HostPool {
     *zeroed = false;
     auto it = find(rounded);
     if (it != lists_.end() && it->size == rounded && !it->blocks.empty()) {
-      void* p = it->blocks.back();
-      it->blocks.pop_back();
+      // The last block of this size that this thread gave back, if it is among the last few:
+      // still in this core's cache. One another core wrote last arrives cold, and its lines
+      // are taken from that core as they are written (two threads each running a microbatch
+      // were some 5% slower taking blocks in plain last-given order).
+      auto& b = it->blocks;
+      const void* me = thread_tag();
+      std::size_t pick = b.size() - 1;
+      for (std::size_t i = b.size(), seen = 0; i-- > 0 && seen < kLookBack; ++seen)
+        if (b[i].owner == me) {
+          pick = i;
+          break;
+        }
+      void* p = b[pick].p;
+      b.erase(b.begin() + (std::ptrdiff_t)pick);
       if (in_arena(p))
         live_ += rounded;
       else
@@ -121,7 +133,7 @@ class HostPool {
     if (!carved && bytes_ + rounded > kLimit) return false;
     auto it = find(rounded);
     if (it == lists_.end() || it->size != rounded) it = lists_.insert(it, List{rounded, {}});
-    it->blocks.push_back(p);
+    it->blocks.push_back({p, thread_tag()});
     if (!carved)
       bytes_ += rounded;
     else if ((live_ -= rounded) == 0)
@@ -130,10 +142,19 @@ class HostPool {
   }
 
  private:
+  struct Block {
+    void* p;
+    const void* owner;  // the thread that gave it back (thread_tag)
+  };
   struct List {
     std::size_t size;
-    std::vector<void*> blocks;
+    std::vector<Block> blocks;
   };
+  static const void* thread_tag() {
+    thread_local char tag;
+    return &tag;
+  }
+  static constexpr std::size_t kLookBack = 8;
   std::vector<List>::iterator find(std::size_t rounded) {
     return std::lower_bound(lists_.begin(), lists_.end(), rounded, [](const List& l, std::size_t n) { return l.size < n; });
   }
@@ -152,7 +173,7 @@ class HostPool {
   // No block of the arena is in use (every trainer is gone): its pages go back to the kernel
   // and it is cut again from the start.
   void empty_arena() {
-    for (List& l : lists_) std::erase_if(l.blocks, [&](void* b) { return in_arena(b); });
+    for (List& l : lists_) std::erase_if(l.blocks, [&](const Block& b) { return in_arena(b.p); });
     ::madvise(arena_, std::max(arena_used_, warmed_), MADV_DONTNEED);
     arena_used_ = warmed_ = 0;
   }

@@ -259,9 +259,8 @@ void Model::head_forward(MicrobatchState& st, bool grad, const LossScales& sc, b
   if (!defer_weight) be.matmul(st.h_f.data(), dlogits.data(), g + params_.head_offset(), D, T, V, true, false, true);
   be.matmul(dlogits.data(), head.p, dh.data(), T, V, D, false, true, false);
   st.dx = act(mt_, (std::size_t)T * D);
-  std::vector<float> unused(st.shard ? (std::size_t)D : 0);  // the gain's gradient comes later
   be.rmsnorm_backward(st.x_final.data(), norm.p, st.rstd_f.data(), dh.data(), st.dx.data(),
-                      st.shard ? unused.data() : g + params_.final_norm_offset(), T, D);
+                      st.shard ? nullptr : g + params_.final_norm_offset(), T, D);  // a shard's gain comes later
   if (st.shard) st.dh_final = std::move(dh);
   st.logits = {};
   if (defer_weight) st.dlogits_head = std::move(dlogits);
@@ -317,7 +316,6 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   float* g = params_.grads.data() + params_.layer_offset(l);
   const std::size_t TD = (std::size_t)T * D;
   LayerCache& c = st.layers[l];
-  std::vector<float> unused(st.shard ? (std::size_t)D : 0);  // the gains' gradients come later
   MoeShape s = moe_shape(T);
   moe_dispatch_backward(be, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
@@ -326,7 +324,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   {
     Buffer<float> dtmp = act(mt_, TD);
     be.rmsnorm_backward(c.x_mid.data(), w + L.norm2, c.rstd2.data(), c.dh2.data(), dtmp.data(),
-                        st.shard ? unused.data() : g + L.norm2, T, D);
+                        st.shard ? nullptr : g + L.norm2, T, D);  // a shard's gains come later
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_mid
   }
   if (!st.shard) c.dh2 = {};
@@ -345,7 +343,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
     be.rope(c.dqkv.data(), T, S, H, dh, true);
     be.matmul(c.dqkv.data(), w + L.wqkv, dh1.data(), T, 3 * D, D, false, true, false);  // dh1 = dqkv Wqkv^T
     be.rmsnorm_backward(c.x_in.data(), w + L.norm1, c.rstd1.data(), dh1.data(), dtmp.data(),
-                        st.shard ? unused.data() : g + L.norm1, T, D);
+                        st.shard ? nullptr : g + L.norm1, T, D);
     be.add(dtmp.data(), st.dx.data(), (std::int64_t)TD);  // st.dx: gradient at x_in
     if (st.shard) c.dh1 = std::move(dh1);
   }
@@ -542,12 +540,10 @@ void Model::add_weight_piece(int piece, const MicrobatchState& st, Backend& be) 
   if (piece < 0 || piece >= weight_piece_count()) throw Error("add_weight_piece: no such piece");
   float* g = params_.grads.data();
   const int D = cfg_.d_model, T = st.T;
-  // A norm gain's gradient: the backward's own call again, its input gradient thrown away.
+  // A norm gain's gradient: the backward's own call again, the gain's half alone.
   auto norm_gain = [&](std::int64_t offset, const float* x, const float* rstd, const float* dy) {
     if (!st.shard || !dy) throw Error("add_weight_piece: the norm's gradient was not kept");
-    auto w = view(be, offset, D);
-    Buffer<float> unused = act(mt_, (std::size_t)T * D);
-    be.rmsnorm_backward(x, w.p, rstd, dy, unused.data(), g + offset, T, D);
+    be.rmsnorm_backward(x, nullptr, rstd, dy, nullptr, g + offset, T, D);
   };
   if (piece == kHeadPiece) {
     if (st.dlogits_head.empty()) throw Error("add_weight_piece: the head's gradient was not kept");

@@ -33,7 +33,8 @@ class Backend {
   // y = x / rms(x) * g per row; rstd[t] = 1/rms saved for backward.
   virtual void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T, int D,
                                float eps) = 0;
-  // dx = ... (overwritten); dg += ... (accumulated).
+  // dx = ... (overwritten); dg += ... (accumulated). Either may be null: that half is skipped
+  // (g is read only for dx). A shard of a microbatch wants dx now and dg later (split_step.h).
   virtual void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
                                 float* dx, float* dg, int T, int D) = 0;
 

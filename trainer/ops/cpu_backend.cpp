@@ -191,6 +191,16 @@ void CpuBackend::rmsnorm_forward(const float* x, const float* g, float* y, float
 
 void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* rstd,
                                   const float* dy, float* dx, float* dg, int T, int D) {
+  if (!dx) {  // the gain's gradient alone: the very sums the loop below adds, in t order
+    if (!dg) return;
+    for (int t = 0; t < T; ++t) {
+      const float* xr = x + (long)t * D;
+      const float* dyr = dy + (long)t * D;
+      const float r = rstd[t];
+      for (int d = 0; d < D; ++d) dg[d] += dyr[d] * xr[d] * r;
+    }
+    return;
+  }
   // Rows four at a time: their sums dot = sum_d dy*g*x (each in d order) side by side, as one
   // chain alone waits on its add's latency at every d; then the rows one by one, in t order.
   for (int t0 = 0; t0 < T; t0 += 4) {
@@ -212,10 +222,13 @@ void CpuBackend::rmsnorm_backward(const float* x, const float* g, const float* r
       float* dxr = dx + (long)t * D;
       float r = rstd[t];
       float c = dot[k] * r * r * r / D;
-      for (int d = 0; d < D; ++d) {
-        dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
-        dg[d] += dyr[d] * xr[d] * r;
-      }
+      if (dg)
+        for (int d = 0; d < D; ++d) {
+          dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
+          dg[d] += dyr[d] * xr[d] * r;
+        }
+      else
+        for (int d = 0; d < D; ++d) dxr[d] = dyr[d] * g[d] * r - xr[d] * c;
     }
   }
 }

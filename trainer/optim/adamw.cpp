@@ -103,10 +103,14 @@ void zero_grads(ParamStore& p, ThreadPool* pool) {
 
 double global_grad_norm(const ParamStore& p, ThreadPool* pool) {
   std::vector<double> part((std::size_t)((p.count() + kBlock - 1) / kBlock));
-  std::int64_t done = 0;
-  if (!pool)  // one thread: whole blocks four at a time (the same sums, sooner)
-    for (; done + 4 * kBlock <= p.count(); done += 4 * kBlock)
-      sum_squares4(p.grads.data() + done, kBlock, part.data() + done / kBlock);
+  // Whole blocks four at a time, on any number of threads (the same sums, sooner), then the rest.
+  const int groups = (int)(p.count() / (4 * kBlock));
+  auto group = [&](int i) { sum_squares4(p.grads.data() + (std::int64_t)i * 4 * kBlock, kBlock, part.data() + 4 * i); };
+  if (pool)
+    pool->parallel_for(groups, group);
+  else
+    for (int i = 0; i < groups; ++i) group(i);
+  const std::int64_t done = (std::int64_t)groups * 4 * kBlock;
   const std::int64_t rest = p.count() - done;
   for_blocks(rest, pool, [&](std::int64_t a, std::int64_t b) {
     part[(done + a) / kBlock] = sum_squares(p.grads.data() + done + a, b - a);

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <ctime>
 #include <exception>
+#include <thread>
 
 #include "trainer/error.h"
+#include "trainer/ops/cpu_pause.h"
 
 namespace onegpu::trainer {
 
@@ -123,19 +125,126 @@ void SplitStep::finish_microbatch() {
   for (auto& st : states_) Model::release(st);
 }
 
+void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, Losses& out) {
+  const int L = m_.config().n_layers;
+  MicrobatchState* st[2] = {&pair_[0], &pair_[1]};
+  double aux[2] = {0, 0};
+  auto release = [&] {
+    for (auto* s : st) Model::release(*s);
+  };
+  try {
+    for (int k = 0; k < 2; ++k) {
+      st[k]->backend = backends_[(std::size_t)k].get();
+      st[k]->shard = true;  // the weight gradients are added by pieces, a's rows before b's
+      m_.begin(*st[k], k == 0 ? a : b);
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+  // Each thread runs its microbatch's forward and backward input, then claims weight pieces in
+  // the order they become ready (the head's, then block by block down, the embedding's last),
+  // waiting for a piece only until both microbatches' backward has passed it: the thread that
+  // finishes first adds pieces while the other is still going back down the blocks.
+  const int count = m_.weight_piece_count();
+  std::vector<int> order, ready;  // piece, and the progress both microbatches need for it
+  order.reserve((std::size_t)count);
+  ready.reserve((std::size_t)count);
+  auto add = [&](int piece, int progress) {
+    order.push_back(piece);
+    ready.push_back(progress);
+  };
+  add(Model::kHeadPiece, 1);
+  add(Model::kFinalNormPiece, 1);
+  for (int l = L - 1; l >= 0; --l)
+    for (int p = m_.first_weight_piece(l); p < m_.first_weight_piece(l + 1); ++p) add(p, 1 + (L - l));
+  add(Model::kEmbedPiece, 1 + L);
+  if ((int)order.size() != count) throw Error("split step: weight pieces not all ordered");
+  std::atomic<int> progress[2] = {0, 0};  // 1: head done; 1 + n: n blocks' backward input done
+  std::atomic<bool> failed{false};
+  std::atomic<int> next{0};
+  std::exception_ptr errors[2];
+  double done_at[2] = {0, 0};
+  const double t0 = timing_ ? wall_now() : 0;
+  run_on_workers(2, [&](int k) {
+    try {
+      const double c0 = timing_ ? thread_cpu_now() : 0;
+      MicrobatchState& s = *st[k];
+      m_.embed_forward(s);
+      for (int l = 0; l < L; ++l) m_.layer_forward(l, s);
+      std::vector<MicrobatchState*> one{&s};
+      aux[k] = m_.join_router_losses(one);
+      m_.head_forward(s, true, sc, /*defer_weight=*/true);
+      progress[k].store(1, std::memory_order_release);
+      for (int l = L - 1; l >= 0; --l) {
+        m_.layer_backward_input(l, s, sc);
+        progress[k].store(1 + (L - l), std::memory_order_release);
+      }
+      if (timing_) {
+        timing_->shard_backward_cpu_s[k] += thread_cpu_now() - c0;
+        done_at[k] = wall_now();
+      }
+      for (int i; (i = next.fetch_add(1)) < count;) {
+        const int need = ready[(std::size_t)i];
+        for (int spins = 0; progress[1 - k].load(std::memory_order_acquire) < need; ++spins) {
+          if (failed.load(std::memory_order_relaxed)) return;
+          if (spins < 4096)
+            cpu_pause();
+          else
+            std::this_thread::yield();
+        }
+        for (auto* x : st) m_.add_weight_piece(order[(std::size_t)i], *x, *backends_[(std::size_t)k]);
+      }
+    } catch (...) {
+      errors[k] = std::current_exception();
+      failed.store(true);
+      next.store(count);
+    }
+  });
+  for (auto& e : errors)
+    if (e) {
+      release();
+      std::rethrow_exception(e);
+    }
+  if (timing_) {
+    const double t1 = std::max(done_at[0], done_at[1]), t2 = wall_now();
+    timing_->backward_s += t1 - t0;  // forward and backward input, both microbatches
+    timing_->pieces_s += t2 - t1;    // the pieces left once both are done
+    timing_->microbatches += 2;
+  }
+  for (int k = 0; k < 2; ++k) {
+    double ce = 0.0;  // every row in order, as the whole microbatch on one thread adds them
+    for (double v : st[k]->row_ce) ce += v;
+    out.ce_sum += ce;
+    out.aux_sum += aux[k];
+  }
+  release();
+}
+
 SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatches, const LossScales& sc) {
   const int S = batch.S;
   if (microbatches < 1 || batch.B != microbatches * texts_)
     throw Error("split step: the batch must hold " + std::to_string(texts_) + " texts a microbatch");
   Losses out;
   const int L = m_.config().n_layers;
-  for (int r = 0; r < microbatches; ++r) {
+  auto microbatch = [&](int r) {
     Batch mb;
     mb.B = texts_;
     mb.S = S;
     const long first = (long)r * texts_ * S, last = (long)(r + 1) * texts_ * S;
     mb.inputs.assign(batch.inputs.begin() + first, batch.inputs.begin() + last);
     mb.targets.assign(batch.targets.begin() + first, batch.targets.begin() + last);
+    return mb;
+  };
+  for (int r = 0; r < microbatches; ++r) {
+    if (threads_ >= 2 && !shards_on_one_thread_ && microbatches - r >= 2) {
+      // Two threads, two microbatches left: each thread takes a whole microbatch.
+      const Batch a = microbatch(r), b = microbatch(r + 1);
+      run_pair(a, b, sc, out);
+      ++r;
+      continue;
+    }
+    const Batch mb = microbatch(r);
     if (workers() == 1 && !shards_on_one_thread_) {  // one thread: the whole microbatch at once, the same bits, sooner
       whole_.backend = backends_[0].get();
       m_.forward_backward(whole_, mb, sc);

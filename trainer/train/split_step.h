@@ -82,6 +82,9 @@ class SplitStep {
 
  private:
   void run_on_workers(int n, const std::function<void(int)>& f);
+  // Microbatches a and b at once, one a thread, each whole (forward_backward with two threads
+  // and two microbatches left).
+  void run_pair(const Batch& a, const Batch& b, const LossScales& sc, Losses& out);
   Model& m_;
   ThreadPool* pool_;
   int threads_;
@@ -91,6 +94,7 @@ class SplitStep {
   std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
   std::vector<MicrobatchState> states_;                // one a shard
   MicrobatchState whole_;  // forward_backward on one thread
+  MicrobatchState pair_[2];  // run_pair
 };
 
 }  // namespace onegpu::trainer
