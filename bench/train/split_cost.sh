@@ -6,12 +6,16 @@
 #   cutting_cost   = one thread whole / one thread shards   (what the shards cost with no threads)
 #   two_over_one   = two threads / one thread whole          (the figure run.sh prints)
 #   two_over_cut   = two threads / one thread shards         (what the threads give the shards)
-# Usage: bench/train/split_cost.sh [BUILD_DIR] [steps] [rounds]
+# With microbatches 2 (or more), a step holds that many microbatches of 4 texts: two threads
+# then run two whole microbatches at once, and `shards` runs that pair on one thread, so
+# cutting_cost is what adding the weight pieces apart from the backward costs by itself.
+# Usage: bench/train/split_cost.sh [BUILD_DIR] [steps] [rounds] [microbatches]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-$here/../../build}"
 steps="${2:-20}"
 rounds="${3:-3}"
+micro="${4:-1}"
 bin="$build/bench/train/bench_train"
 [ -x "$bin" ] || { echo "bench/train: $bin not built (configure with benchmarks on)" >&2; exit 2; }
 echo "load_average start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -21,9 +25,9 @@ for ((r = 1; r <= rounds; ++r)); do
   for model in story scale; do
     for mode in whole shards two; do
       case $mode in
-        whole) line=$("$bin" "$steps" "$model" 1 nopeak) ;;
-        shards) line=$("$bin" "$steps" "$model" 1 nopeak shards) ;;
-        two) line=$("$bin" "$steps" "$model" 2 nopeak) ;;
+        whole) line=$("$bin" "$steps" "$model" 1 nopeak "" "$micro") ;;
+        shards) line=$("$bin" "$steps" "$model" 1 nopeak shards "$micro") ;;
+        two) line=$("$bin" "$steps" "$model" 2 nopeak "" "$micro") ;;
       esac
       echo "round=$r mode=$mode $line"
       k=$model/$mode
@@ -38,7 +42,8 @@ echo "load_average end: $(cut -d' ' -f1-3 /proc/loadavg)"
 for model in story scale; do
   awk -v m="$model" -v w="${tps[$model/whole]}" -v s="${tps[$model/shards]}" -v t="${tps[$model/two]}" \
     -v cw="${cpu[$model/whole]}" -v cs="${cpu[$model/shards]}" -v ct="${cpu[$model/two]}" \
-    'BEGIN { printf "split model=%s whole_tokens_per_s=%.0f shards_tokens_per_s=%.0f two_tokens_per_s=%.0f", m, w, s, t;
+    -v mb="$micro" \
+    'BEGIN { printf "split model=%s microbatches=%d whole_tokens_per_s=%.0f shards_tokens_per_s=%.0f two_tokens_per_s=%.0f", m, mb, w, s, t;
              printf " cpu_ms_whole=%.2f cpu_ms_shards=%.2f cpu_ms_two=%.2f", cw, cs, ct;
              printf " cutting_cost=%.2f two_over_one=%.2f two_over_cut=%.2f\n", w / s, t / w, t / s }'
 done

@@ -1,12 +1,14 @@
 // Tokens/s of the story and scale models on 1 and 2 threads, with achieved GFLOP/s against
 // the machine's FMA peak measured here by a microbenchmark. Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 5 timed windows of `steps` steps (PyTorch's too).
-// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops|shards|timing|shards,timing]
+// Usage: bench_train [steps] [story|scale] [threads] [nopeak|peak] [ops|shards|timing|shards,timing] [microbatches]
 // Each step is the one `onegpu train` runs on the CPU: zeroed gradients, forward and backward
 // through SplitStep (each microbatch cut into two shards of its texts, run on the threads at
-// once), then AdamW on the same threads.
+// once; or, with two or more microbatches of 4 texts a step, two whole microbatches at once),
+// then AdamW on the same threads.
 // ops: the older way instead, for comparison: every op split over the threads.
-// shards: the two shards even on one thread (what cutting a microbatch costs without threads).
+// shards: the two shards (or the pair) even on one thread (what cutting a microbatch, or adding
+//   the weight pieces apart, costs without threads).
 // timing: a second line per run, split_ms_per_step: wall ms of the shards' forward, backward
 //   input and weight pieces, and each shard's own CPU ms in the first two (SplitStep::Timing).
 //        bench_train peak          the FMA peak lines only

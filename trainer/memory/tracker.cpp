@@ -205,6 +205,22 @@ HostPool& host_pool() {
 }
 }  // namespace
 
+namespace {
+struct StandInSlot {
+  MemoryTracker* of = nullptr;
+  MemoryTracker* by = nullptr;
+};
+thread_local StandInSlot stand_in;
+}  // namespace
+
+MemoryTracker::StandIn::StandIn(MemoryTracker& of, MemoryTracker& by) {
+  if (stand_in.of) throw std::logic_error("MemoryTracker::StandIn: this thread has one already");
+  stand_in = {&of, &by};
+}
+MemoryTracker::StandIn::~StandIn() { stand_in = {}; }
+
+MemoryTracker& MemoryTracker::here() { return stand_in.of == this ? *stand_in.by : *this; }
+
 void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
   const std::size_t rounded = rounded_size(bytes);

@@ -53,6 +53,21 @@ class MemoryTracker {
   void use_device_memory(DeviceMemory* dev);
   bool on_device() const { return dev_ != nullptr; }
 
+  // While a StandIn lives, the buffers this thread makes against `of` are charged to `by`
+  // instead (and released there). For memory the simulation holds that the modelled device
+  // would not: two CPU threads each run a microbatch at once (trainer/train/split_step.h), where
+  // the device runs them one after the other, so the second one's activations go to a tracker
+  // of their own and the memory picture stays the device's. One a thread at a time.
+  class StandIn {
+   public:
+    StandIn(MemoryTracker& of, MemoryTracker& by);
+    ~StandIn();
+    StandIn(const StandIn&) = delete;
+    StandIn& operator=(const StandIn&) = delete;
+  };
+  // This thread's stand-in for this tracker, else itself: what a new buffer is charged to.
+  MemoryTracker& here();
+
  private:
   DeviceMemory* dev_ = nullptr;
   // Freed blocks are kept for reuse (a training step frees and re-allocates the same sizes),
@@ -86,20 +101,20 @@ template <class T>
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(MemoryTracker& t, MemCategory c, std::size_t n, bool zero = true) : t_(&t), c_(c), n_(n) {
-    p_ = static_cast<T*>(t.allocate(n * sizeof(T), c, zero));
+  Buffer(MemoryTracker& t, MemCategory c, std::size_t n, bool zero = true) : t_(&t.here()), c_(c), n_(n) {
+    p_ = static_cast<T*>(t_->allocate(n * sizeof(T), c, zero));
   }
   // n elements at p, owned by another buffer that outlives this one, charged to `t` all the
   // same: for copies that hold bitwise the same values whatever happens (a split run's
   // replicas of one shard), so that each still counts what a real device would hold.
   static Buffer shared(MemoryTracker& t, MemCategory c, T* p, std::size_t n) {
     Buffer b;
-    b.t_ = &t;
+    b.t_ = &t.here();
     b.c_ = c;
     b.n_ = n;
     b.p_ = p;
     b.owns_ = false;
-    t.charge(n * sizeof(T), c);
+    b.t_->charge(n * sizeof(T), c);
     return b;
   }
   bool owns() const { return owns_; }
@@ -151,7 +166,9 @@ class Buffer {
 // simulation copies straight to where the receiver keeps it). Move-only.
 class Charge {
  public:
-  Charge(MemoryTracker& t, MemCategory c, std::size_t bytes) : t_(&t), c_(c), bytes_(bytes) { t.charge(bytes, c); }
+  Charge(MemoryTracker& t, MemCategory c, std::size_t bytes) : t_(&t.here()), c_(c), bytes_(bytes) {
+    t_->charge(bytes, c);
+  }
   Charge(Charge&& o) noexcept : t_(o.t_), c_(o.c_), bytes_(o.bytes_) { o.t_ = nullptr; }
   Charge(const Charge&) = delete;
   Charge& operator=(const Charge&) = delete;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include "trainer/error.h"
@@ -22,7 +23,7 @@ double thread_cpu_now() {
 }  // namespace
 
 SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
-    : m_(m), pool_(pool), threads_(pool ? pool->threads() : 1), texts_(texts) {
+    : m_(m), mt_(mt), pool_(pool), threads_(pool ? pool->threads() : 1), texts_(texts) {
   if (texts < 1) throw Error("split step: a microbatch needs a text");
   const ModelConfig& c = m.config();
   const ParamStore& P = m.params();
@@ -30,7 +31,7 @@ SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
     throw Error("split step: needs the whole model");
   const int K = std::min(kShards, texts);
   states_.resize((std::size_t)K);
-  for (int b = 0; b < std::max(K, threads_); ++b) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
+  for (int b = 0; b < std::max({K, threads_, 2}); ++b) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
   for (int k = 0; k < K; ++k) {
     states_[(std::size_t)k].backend = backends_[(std::size_t)k].get();
     states_[(std::size_t)k].shard = true;  // the norm gains are weight pieces too
@@ -166,10 +167,15 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
   std::exception_ptr errors[2];
   double done_at[2] = {0, 0};
   const double t0 = timing_ ? wall_now() : 0;
-  run_on_workers(2, [&](int k) {
+  // On one thread (set_shards_on_one_thread, for bench/train): a's forward and backward, then
+  // b's and every piece.
+  const bool together = threads_ >= 2 && !shards_on_one_thread_;
+  auto body = [&](int k) {
     try {
       const double c0 = timing_ ? thread_cpu_now() : 0;
       MicrobatchState& s = *st[k];
+      std::optional<MemoryTracker::StandIn> beside;
+      if (k == 1) beside.emplace(mt_, beside_);  // b's activations: the device would run it after a
       m_.embed_forward(s);
       for (int l = 0; l < L; ++l) m_.layer_forward(l, s);
       std::vector<MicrobatchState*> one{&s};
@@ -180,10 +186,12 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
         m_.layer_backward_input(l, s, sc);
         progress[k].store(1 + (L - l), std::memory_order_release);
       }
+      beside.reset();  // the pieces' scratch is the device's, as on one thread
       if (timing_) {
         timing_->shard_backward_cpu_s[k] += thread_cpu_now() - c0;
         done_at[k] = wall_now();
       }
+      if (!together && k == 0) return;
       for (int i; (i = next.fetch_add(1)) < count;) {
         const int need = ready[(std::size_t)i];
         for (int spins = 0; progress[1 - k].load(std::memory_order_acquire) < need; ++spins) {
@@ -200,7 +208,11 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
       failed.store(true);
       next.store(count);
     }
-  });
+  };
+  if (together)
+    run_on_workers(2, body);
+  else
+    for (int k = 0; k < 2 && !failed.load(); ++k) body(k);
   for (auto& e : errors)
     if (e) {
       release();
@@ -237,7 +249,7 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
     return mb;
   };
   for (int r = 0; r < microbatches; ++r) {
-    if (threads_ >= 2 && !shards_on_one_thread_ && microbatches - r >= 2) {
+    if ((threads_ >= 2 || shards_on_one_thread_) && microbatches - r >= 2) {
       // Two threads, two microbatches left: each thread takes a whole microbatch.
       const Batch a = microbatch(r), b = microbatch(r + 1);
       run_pair(a, b, sc, out);

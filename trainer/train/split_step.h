@@ -15,6 +15,14 @@
 // (Model::forward_backward), which forward_backward runs when it has one thread; two threads
 // run two shards, then two pieces, at once without waiting on each other. Trainer::step,
 // StepRunner's pieces on the CPU and bench/train all run it.
+//
+// With two threads and two or more microbatches left, forward_backward gives each thread a
+// whole microbatch instead (run_pair): nothing is cut (cutting costs each shard its own widening
+// of the weights and half-height matmuls), and the threads meet only over the weight pieces,
+// which each claims in the order both microbatches' backward passes them and adds the first
+// microbatch's rows and then the second's: the same bits again. The modelled device runs
+// microbatches one after the other, so the second one's activations are charged to a tracker of
+// their own (MemoryTracker::StandIn) and the memory picture is one microbatch's.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -51,8 +59,9 @@ class SplitStep {
   };
   // Add forward_backward's times to *t (null: not timed).
   void set_timing(Timing* t) { timing_ = t; }
-  // Run the shards even on one thread (one after the other) instead of the whole microbatch at
-  // once: the same bits; bench/train measures what cutting the microbatch costs by itself.
+  // Run the shards (or a pair of microbatches) even on one thread, one after the other, instead
+  // of the whole microbatch at once: the same bits; bench/train measures what cutting the
+  // microbatch, or adding the weight pieces apart from the backward, costs by itself.
   void set_shards_on_one_thread(bool on) { shards_on_one_thread_ = on; }
 
   struct Losses {
@@ -86,12 +95,16 @@ class SplitStep {
   // and two microbatches left).
   void run_pair(const Batch& a, const Batch& b, const LossScales& sc, Losses& out);
   Model& m_;
+  MemoryTracker& mt_;
+  // The second microbatch of a pair: host memory of the simulation, not the device's
+  // (MemoryTracker::StandIn). Before backends_: their scratch may be charged here.
+  MemoryTracker beside_;
   ThreadPool* pool_;
   int threads_;
   int texts_;
   bool shards_on_one_thread_ = false;
   Timing* timing_ = nullptr;
-  std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more
+  std::vector<std::unique_ptr<CpuBackend>> backends_;  // one a shard or a thread, the more; two at least (a pair)
   std::vector<MicrobatchState> states_;                // one a shard
   MicrobatchState whole_;  // forward_backward on one thread
   MicrobatchState pair_[2];  // run_pair

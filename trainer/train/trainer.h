@@ -22,7 +22,7 @@ struct TrainOptions {
   int batch = 4;           // texts per step
   int microbatches = 1;    // the batch is split into this many; gradients accumulate
   std::uint64_t seed = 1;  // weights and data order
-  int threads = 1;         // CPU threads (each microbatch's texts split among them); results do not depend on it
+  int threads = 1;         // CPU threads (split_step.h: two microbatches at once, or one's texts shared); results do not depend on it
   // "cpu" or "cuda" (trainer/device.h resolves "auto"). Not saved in checkpoints: a run may
   // continue on another device.
   std::string device = "cpu";

@@ -1,7 +1,8 @@
-// The CPU step's microbatches cut into fixed shards of their texts (SplitStep): the same
-// losses, gradients and, after a few AdamW steps, weights on 1, 2 and 3 threads (and with the
-// shards one after the other on one thread), bit for bit; the losses and every gradient those
-// of Model::forward_backward on all the texts exactly.
+// The CPU step's microbatches cut into fixed shards of their texts, or two whole microbatches
+// on two threads at once (SplitStep): the same losses, gradients and, after a few AdamW steps,
+// weights on 1, 2 and 3 threads (and with the shards or the pair one after the other on one
+// thread), bit for bit; the losses and every gradient those of Model::forward_backward on all
+// the texts exactly; the memory figures those of one microbatch at a time.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,9 +49,9 @@ struct Run {
   std::vector<float> grads, master;  // after the first step; after every step
 };
 
-// `steps` steps of two microbatches of `per` texts on `threads` threads: zeroed gradients,
+// `steps` steps of `micro` microbatches of `per` texts on `threads` threads: zeroed gradients,
 // SplitStep, AdamW, as Trainer::step does them. alone: the shards even on one thread.
-Run run(const ModelConfig& c, int per, int threads, int steps, bool alone = false) {
+Run run(const ModelConfig& c, int per, int threads, int steps, bool alone = false, int micro = 2) {
   MemoryTracker mt;
   CpuBackend be(mt, threads);
   Model m(c, be, mt, 11);
@@ -64,7 +65,7 @@ Run run(const ModelConfig& c, int per, int threads, int steps, bool alone = fals
   Run r;
   for (int s = 0; s < steps; ++s) {
     zero_grads(m.params(), be.pool());
-    const SplitStep::Losses l = split.forward_backward(random_batch(c.vocab, 2 * per, c.seq_len, 40 + s), 2, sc);
+    const SplitStep::Losses l = split.forward_backward(random_batch(c.vocab, micro * per, c.seq_len, 40 + s), micro, sc);
     if (s == 0) {
       r.ce = l.ce_sum;
       r.aux = l.aux_sum;
@@ -76,12 +77,13 @@ Run run(const ModelConfig& c, int per, int threads, int steps, bool alone = fals
   return r;
 }
 
-void expect_same_on_every_thread_count(const ModelConfig& c, int per, int steps) {
-  SCOPED_TRACE(testing::Message() << c.name << " " << c.n_layers << " layers, " << per << " texts");
-  const Run one = run(c, per, 1, steps);
-  for (int threads : {0, 2, 3}) {  // 0: one thread running the shards one after the other
+void expect_same_on_every_thread_count(const ModelConfig& c, int per, int steps, int micro = 2) {
+  SCOPED_TRACE(testing::Message() << c.name << " " << c.n_layers << " layers, " << micro << " microbatches of "
+                                  << per << " texts");
+  const Run one = run(c, per, 1, steps, false, micro);
+  for (int threads : {0, 2, 3}) {  // 0: one thread running the shards (or the pair) one after the other
     SCOPED_TRACE(testing::Message() << threads << " threads");
-    const Run t = run(c, per, std::max(threads, 1), steps, threads == 0);
+    const Run t = run(c, per, std::max(threads, 1), steps, threads == 0, micro);
     EXPECT_TRUE(same(one.ce, t.ce)) << one.ce << " " << t.ce;
     EXPECT_TRUE(same(one.aux, t.aux)) << one.aux << " " << t.aux;
     EXPECT_TRUE(same(one.grads, t.grads.data()));
@@ -96,6 +98,43 @@ TEST(SplitStep, StoryGivesTheSameBitsOnOneTwoAndThreeThreads) {
   expect_same_on_every_thread_count(c, 4, 3);
   expect_same_on_every_thread_count(c, 3, 2);  // shards of 1 and 2 texts
   expect_same_on_every_thread_count(c, 1, 2);  // one text: one shard
+}
+
+TEST(SplitStep, OddAndEvenMicrobatchCountsGiveTheSameBitsOnEveryThreadCount) {
+  // Two threads take microbatches two at a time, whole; an odd one left over is cut in shards.
+  ModelConfig c = model_preset("story");
+  c.vocab = 300;
+  c.seq_len = 32;
+  expect_same_on_every_thread_count(c, 2, 2, 3);
+  expect_same_on_every_thread_count(c, 3, 2, 4);
+  expect_same_on_every_thread_count(c, 1, 2, 5);
+  expect_same_on_every_thread_count(c, 4, 2, 1);  // one microbatch: shards only
+}
+
+TEST(SplitStep, TwoMicrobatchesAtOnceShowOneMicrobatchsMemory) {
+  // The device runs microbatches one after the other; two CPU threads running two at once
+  // charge the second one's activations to a tracker of their own, so the step's activation
+  // peak is about one microbatch's (not two), and nothing is left charged after the step.
+  ModelConfig c = model_preset("story");
+  c.vocab = 300;
+  c.seq_len = 32;
+  auto peak = [&](int threads, int micro) {
+    MemoryTracker mt;
+    CpuBackend be(mt, threads);
+    Model m(c, be, mt, 11);
+    SplitStep split(m, mt, be.pool(), 4);
+    const std::int64_t before = mt.current(MemCategory::Activations);
+    mt.reset_peaks();
+    zero_grads(m.params(), be.pool());
+    split.forward_backward(random_batch(c.vocab, 4 * micro, c.seq_len, 5), micro, {1.f / 97, 0.5f});
+    EXPECT_LE(mt.current(MemCategory::Activations), before + (std::int64_t{1} << 20));  // the backends' scratch
+    return mt.peak(MemCategory::Activations) - before;
+  };
+  const std::int64_t one = peak(1, 2), two = peak(2, 2), single = peak(2, 1);
+  EXPECT_GT(one, 0);
+  EXPECT_LT(two, one * 5 / 4) << one << " " << two;
+  EXPECT_GT(two, one * 3 / 4) << one << " " << two;
+  EXPECT_LT(two, single * 5 / 4) << single << " " << two;
 }
 
 TEST(SplitStep, ScaleGivesTheSameBitsOnOneTwoAndThreeThreads) {
@@ -162,6 +201,29 @@ TEST(SplitStep, AFailingShardLeavesTheStepUsable) {
   fresh.forward_backward(good, 1, {1.f, 1.f});
   EXPECT_TRUE(same(g, m2.params().grads.data()));
   EXPECT_THROW(split.forward_backward(random_batch(c.vocab, 3, c.seq_len, 3), 1, {1.f, 1.f}), Error);
+}
+
+TEST(SplitStep, AFailingMicrobatchOfAPairLeavesTheStepUsable) {
+  ModelConfig c = model_preset("story");
+  c.vocab = 300;
+  c.seq_len = 32;
+  MemoryTracker mt;
+  CpuBackend pooled(mt, 2);
+  Model m(c, pooled, mt, 11);
+  SplitStep split(m, mt, pooled.pool(), 2);
+  Batch bad = random_batch(c.vocab, 4, c.seq_len, 3);
+  bad.inputs.back() = c.vocab;  // the pair's second microbatch holds a token outside the vocabulary
+  EXPECT_THROW(split.forward_backward(bad, 2, {1.f, 1.f}), Error);
+  Batch good = random_batch(c.vocab, 4, c.seq_len, 3);
+  m.params().zero_grads();
+  EXPECT_NO_THROW(split.forward_backward(good, 2, {1.f, 1.f}));
+  std::vector<float> g(m.params().grads.data(), m.params().grads.data() + m.params().count());
+  MemoryTracker mt2;
+  CpuBackend pooled2(mt2, 2);
+  Model m2(c, pooled2, mt2, 11);
+  SplitStep fresh(m2, mt2, pooled2.pool(), 2);
+  fresh.forward_backward(good, 2, {1.f, 1.f});
+  EXPECT_TRUE(same(g, m2.params().grads.data()));
 }
 
 }  // namespace
