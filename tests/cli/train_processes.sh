@@ -5,7 +5,7 @@
 # all-reduce sums in rank order; ZeRO-1 too), the other ranks print nothing, and a rank whose
 # peer never comes is one line and exit status 2 within the timeout. --save writes the file
 # one process writes; --resume goes on from it bitwise either way; a bad checkpoint is one
-# line and exit status 2 on every process.
+# line and exit status 2 on every process. Under mpirun itself too, where it is installed.
 set -u
 onegpu=$1
 dir=$(mktemp -d)
@@ -94,6 +94,26 @@ for bad in "$dir/none.ckpt" "$dir/one.ckpt"; do
   esac
   grep -q "$want" "$dir/b0.err" || fail "a bad checkpoint ($bad): the wrong line"
 done
+
+# Under mpirun itself (Debian's OpenMPI, installed by scripts/deps), with experts split (an
+# all-to-all) and a pipeline: the two processes print and log what one process does.
+if command -v mpirun >/dev/null; then
+  args="--dp 2 --ep 2 --steps 3 --batch 8 --seq 32 --quiet"
+  "$onegpu" train $args --log "$dir/one.jsonl" >"$dir/one.out" 2>/dev/null || fail "one process (for mpirun)"
+  port=$((port + 1))
+  # OpenMPI refuses root unless told (CI runs as root); --oversubscribe: two processes on any core count.
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 MASTER_PORT=$port ONEGPU_DIST_TIMEOUT=30 \
+    timeout 120 mpirun --oversubscribe -np 2 -x MASTER_PORT -x ONEGPU_DIST_TIMEOUT \
+    "$onegpu" train $args --log "$dir/mpi.jsonl" >"$dir/mpi.out" 2>"$dir/mpi.err" || fail "mpirun -np 2"
+  grep -q "one process each" "$dir/mpi.err" || fail "under mpirun the run did not say it is one process a rank"
+  grep -q "mpirun" "$dir/mpi.err" || fail "under mpirun the run did not name its launcher"
+  cmp -s "$dir/one.out" "$dir/mpi.out" || fail "mpirun's processes printed another run than one process"
+  for k in loss grad_norm; do
+    [ "$(grep -o "\"$k\": *[^,]*" "$dir/one.jsonl")" = "$(grep -o "\"$k\": *[^,]*" "$dir/mpi.jsonl")" ] || fail "$k differs under mpirun"
+  done
+else
+  echo "train_processes.sh: mpirun not installed here (scripts/deps installs openmpi-bin): its part skipped"
+fi
 
 # Rank 0 alone: its peer never comes.
 port=$((port + 1))
