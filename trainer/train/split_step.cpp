@@ -136,19 +136,22 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
   try {
     for (int k = 0; k < 2; ++k) {
       st[k]->backend = backends_[(std::size_t)k].get();
-      st[k]->shard = true;  // the weight gradients are added by pieces, a's rows before b's
+      // a: the whole microbatch's backward, weight gradients and all, as one thread runs it;
+      // b: its backward input only, its weight gradients added piece by piece after a's.
+      st[k]->shard = k == 1;
       m_.begin(*st[k], k == 0 ? a : b);
     }
   } catch (...) {
     release();
     throw;
   }
-  // Each thread runs its microbatch's forward and backward input, then claims weight pieces in
-  // the order they become ready (the head's, then block by block down, the embedding's last),
-  // waiting for a piece only until both microbatches' backward has passed it: the thread that
-  // finishes first adds pieces while the other is still going back down the blocks.
+  // Thread 0 runs a as one thread would, adding a's rows to every weight gradient as it goes
+  // down the blocks. Thread 1 runs b's forward and backward input, then claims b's weight pieces
+  // in the order they become ready (the head's, then block by block down, the embedding's
+  // last): a piece is ready once a's backward has added its rows there (b's rows go after a's,
+  // as on one thread) and b's backward has passed it. Thread 0 claims what is left when it ends.
   const int count = m_.weight_piece_count();
-  std::vector<int> order, ready;  // piece, and the progress both microbatches need for it
+  std::vector<int> order, ready;  // piece, and the progress (below) it needs of both
   order.reserve((std::size_t)count);
   ready.reserve((std::size_t)count);
   auto add = [&](int piece, int progress) {
@@ -159,16 +162,16 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
   add(Model::kFinalNormPiece, 1);
   for (int l = L - 1; l >= 0; --l)
     for (int p = m_.first_weight_piece(l); p < m_.first_weight_piece(l + 1); ++p) add(p, 1 + (L - l));
-  add(Model::kEmbedPiece, 1 + L);
+  add(Model::kEmbedPiece, 2 + L);
   if ((int)order.size() != count) throw Error("split step: weight pieces not all ordered");
-  std::atomic<int> progress[2] = {0, 0};  // 1: head done; 1 + n: n blocks' backward input done
+  // 1: the head done; 1 + n: n blocks' backward done; 2 + L: all of it (a: the embedding's too).
+  std::atomic<int> progress[2] = {0, 0};
   std::atomic<bool> failed{false};
   std::atomic<int> next{0};
   std::exception_ptr errors[2];
   double done_at[2] = {0, 0};
   const double t0 = timing_ ? wall_now() : 0;
-  // On one thread (set_shards_on_one_thread, for bench/train): a's forward and backward, then
-  // b's and every piece.
+  // On one thread (set_shards_on_one_thread, for bench/train): a, then b and every piece.
   const bool together = threads_ >= 2 && !shards_on_one_thread_;
   auto body = [&](int k) {
     try {
@@ -178,14 +181,24 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
       if (k == 1) beside.emplace(mt_, beside_);  // b's activations: the device would run it after a
       m_.embed_forward(s);
       for (int l = 0; l < L; ++l) m_.layer_forward(l, s);
-      std::vector<MicrobatchState*> one{&s};
-      aux[k] = m_.join_router_losses(one);
-      m_.head_forward(s, true, sc, /*defer_weight=*/true);
+      if (k == 1) {
+        std::vector<MicrobatchState*> one{&s};
+        aux[k] = m_.join_router_losses(one);
+      }
+      m_.head_forward(s, true, sc, /*defer_weight=*/k == 1);
       progress[k].store(1, std::memory_order_release);
       for (int l = L - 1; l >= 0; --l) {
-        m_.layer_backward_input(l, s, sc);
+        if (k == 0)
+          m_.layer_backward(l, s, sc);
+        else
+          m_.layer_backward_input(l, s, sc);
         progress[k].store(1 + (L - l), std::memory_order_release);
       }
+      if (k == 0) {
+        m_.embed_backward(s);
+        aux[k] = s.aux_sum;
+      }
+      progress[k].store(2 + L, std::memory_order_release);
       beside.reset();  // the pieces' scratch is the device's, as on one thread
       if (timing_) {
         timing_->shard_backward_cpu_s[k] += thread_cpu_now() - c0;
@@ -194,14 +207,16 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
       if (!together && k == 0) return;
       for (int i; (i = next.fetch_add(1)) < count;) {
         const int need = ready[(std::size_t)i];
-        for (int spins = 0; progress[1 - k].load(std::memory_order_acquire) < need; ++spins) {
+        for (int spins = 0; progress[0].load(std::memory_order_acquire) < need ||
+                            progress[1].load(std::memory_order_acquire) < std::min(need, 1 + L);
+             ++spins) {
           if (failed.load(std::memory_order_relaxed)) return;
           if (spins < 4096)
             cpu_pause();
           else
             std::this_thread::yield();
         }
-        for (auto* x : st) m_.add_weight_piece(order[(std::size_t)i], *x, *backends_[(std::size_t)k]);
+        m_.add_weight_piece(order[(std::size_t)i], *st[1], *backends_[(std::size_t)k]);
       }
     } catch (...) {
       errors[k] = std::current_exception();
@@ -220,16 +235,16 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
     }
   if (timing_) {
     const double t1 = std::max(done_at[0], done_at[1]), t2 = wall_now();
-    timing_->backward_s += t1 - t0;  // forward and backward input, both microbatches
-    timing_->pieces_s += t2 - t1;    // the pieces left once both are done
+    timing_->backward_s += t1 - t0;  // both microbatches' forward and backward (a's whole)
+    timing_->pieces_s += t2 - t1;    // b's pieces left once both are done
     timing_->microbatches += 2;
   }
-  for (int k = 0; k < 2; ++k) {
-    double ce = 0.0;  // every row in order, as the whole microbatch on one thread adds them
-    for (double v : st[k]->row_ce) ce += v;
-    out.ce_sum += ce;
-    out.aux_sum += aux[k];
-  }
+  double ce_b = 0.0;  // every row in order, as the whole microbatch on one thread adds them
+  for (double v : st[1]->row_ce) ce_b += v;
+  out.ce_sum += st[0]->ce_sum;
+  out.aux_sum += aux[0];
+  out.ce_sum += ce_b;
+  out.aux_sum += aux[1];
   release();
 }
 

@@ -18,9 +18,10 @@
 //
 // With two threads and two or more microbatches left, forward_backward gives each thread a
 // whole microbatch instead (run_pair): nothing is cut (cutting costs each shard its own widening
-// of the weights and half-height matmuls), and the threads meet only over the weight pieces,
-// which each claims in the order both microbatches' backward passes them and adds the first
-// microbatch's rows and then the second's: the same bits again. The modelled device runs
+// of the weights and half-height matmuls). The first thread runs the first microbatch as one
+// thread would, weight gradients and all; the second runs the second's backward input, then
+// adds its weight pieces, each once the first has added its rows there: the same bits again,
+// and the threads meet only over those pieces. The modelled device runs
 // microbatches one after the other, so the second one's activations are charged to a tracker of
 // their own (MemoryTracker::StandIn) and the memory picture is one microbatch's.
 #include <algorithm>
