@@ -167,7 +167,7 @@ void add_train_flags(Flags& f, TrainArgs& a) {
   f.integer("--microbatches", "M", "microbatches a step (default 1; pp when a pipeline needs it)", a.microbatches, 1,
             limits::kMaxBatch);
   f.u64("--seed", "S", "the run's seed (default 1)", a.seed);
-  f.integer("--threads", "T", "one-rank run: CPU threads; two run two microbatches at once, or share one microbatch's texts (default 1; the same numbers on any count)", a.threads, 1, limits::kMaxThreads);
+  f.integer("--threads", "T", "one-rank run: CPU threads, the same numbers on any count (default 1)", a.threads, 1, limits::kMaxThreads);
   f.value("--device", "NAME", "cpu, cuda or auto: where the ops run (default cpu)", [&a](const std::string& v) {
     if (v != "cpu" && v != "cuda" && v != "auto")
       throw Error("--device must be cpu, cuda or auto (got '" + text::printable(v) + "')");
