@@ -80,9 +80,9 @@ TEST(Training, SameSeedGivesBitwiseIdenticalLossesOnOneAndTwoThreads) {
 }
 
 TEST(Training, MicrobatchesInShardsGiveTheSameBitsOnAnyThreadCount) {
-  // Each microbatch's texts are cut into shards (SplitStep): 2 texts a microbatch, two shards of
-  // one, on 1, 2 and 3 threads (the third has no shard and sits out), gradients accumulated
-  // over two microbatches.
+  // Two microbatches of 2 texts a step on 1, 2 and 3 threads: on two or more, each of two
+  // threads runs a whole microbatch (SplitStep's pair; the third sits out); gradients
+  // accumulated over the two.
   Trainer a(small_model(), opts(3, 1, 2), small_tokenizer(), small_corpus());
   Trainer b(small_model(), opts(3, 2, 2), small_tokenizer(), small_corpus());
   Trainer c(small_model(), opts(3, 3, 2), small_tokenizer(), small_corpus());
