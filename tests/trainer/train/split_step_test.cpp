@@ -178,52 +178,36 @@ TEST(SplitStep, GradientsOfTheWholeMicrobatchBitForBit) {
   EXPECT_TRUE(moved);
 }
 
-TEST(SplitStep, AFailingShardLeavesTheStepUsable) {
+// A batch of `micro` microbatches of 2 texts whose last text holds a token outside the
+// vocabulary throws on two threads; the object is usable again, and a good batch then gives a
+// fresh object's numbers.
+void expect_usable_after_a_bad_batch(int micro) {
   ModelConfig c = model_preset("story");
   c.vocab = 300;
   c.seq_len = 32;
-  MemoryTracker mt;
-  CpuBackend pooled(mt, 2);
-  Model m(c, pooled, mt, 11);
-  SplitStep split(m, mt, pooled.pool(), 2);
-  Batch bad = random_batch(c.vocab, 2, c.seq_len, 3);
-  bad.inputs.back() = c.vocab;  // the second shard's text holds a token outside the vocabulary
-  EXPECT_THROW(split.forward_backward(bad, 1, {1.f, 1.f}), Error);
-  // The object is usable again, and a good batch gives a fresh object's numbers.
-  Batch good = random_batch(c.vocab, 2, c.seq_len, 3);
+  auto make = [&](MemoryTracker& mt, CpuBackend& be) { return Model(c, be, mt, 11); };
+  MemoryTracker mt, mt2;
+  CpuBackend pooled(mt, 2), pooled2(mt2, 2);
+  Model m = make(mt, pooled), m2 = make(mt2, pooled2);
+  SplitStep split(m, mt, pooled.pool(), 2), fresh(m2, mt2, pooled2.pool(), 2);
+  Batch bad = random_batch(c.vocab, 2 * micro, c.seq_len, 3);
+  bad.inputs.back() = c.vocab;
+  EXPECT_THROW(split.forward_backward(bad, micro, {1.f, 1.f}), Error);
+  const Batch good = random_batch(c.vocab, 2 * micro, c.seq_len, 3);
   m.params().zero_grads();
-  EXPECT_NO_THROW(split.forward_backward(good, 1, {1.f, 1.f}));
-  std::vector<float> g(m.params().grads.data(), m.params().grads.data() + m.params().count());
-  MemoryTracker mt2;
-  CpuBackend pooled2(mt2, 2);
-  Model m2(c, pooled2, mt2, 11);
-  SplitStep fresh(m2, mt2, pooled2.pool(), 2);
-  fresh.forward_backward(good, 1, {1.f, 1.f});
-  EXPECT_TRUE(same(g, m2.params().grads.data()));
+  EXPECT_NO_THROW(split.forward_backward(good, micro, {1.f, 1.f}));
+  fresh.forward_backward(good, micro, {1.f, 1.f});
+  EXPECT_TRUE(same(std::vector<float>(m.params().grads.data(), m.params().grads.data() + m.params().count()),
+                   m2.params().grads.data()));
   EXPECT_THROW(split.forward_backward(random_batch(c.vocab, 3, c.seq_len, 3), 1, {1.f, 1.f}), Error);
 }
 
+TEST(SplitStep, AFailingShardLeavesTheStepUsable) {
+  expect_usable_after_a_bad_batch(1);  // the second shard's text is the bad one
+}
+
 TEST(SplitStep, AFailingMicrobatchOfAPairLeavesTheStepUsable) {
-  ModelConfig c = model_preset("story");
-  c.vocab = 300;
-  c.seq_len = 32;
-  MemoryTracker mt;
-  CpuBackend pooled(mt, 2);
-  Model m(c, pooled, mt, 11);
-  SplitStep split(m, mt, pooled.pool(), 2);
-  Batch bad = random_batch(c.vocab, 4, c.seq_len, 3);
-  bad.inputs.back() = c.vocab;  // the pair's second microbatch holds a token outside the vocabulary
-  EXPECT_THROW(split.forward_backward(bad, 2, {1.f, 1.f}), Error);
-  Batch good = random_batch(c.vocab, 4, c.seq_len, 3);
-  m.params().zero_grads();
-  EXPECT_NO_THROW(split.forward_backward(good, 2, {1.f, 1.f}));
-  std::vector<float> g(m.params().grads.data(), m.params().grads.data() + m.params().count());
-  MemoryTracker mt2;
-  CpuBackend pooled2(mt2, 2);
-  Model m2(c, pooled2, mt2, 11);
-  SplitStep fresh(m2, mt2, pooled2.pool(), 2);
-  fresh.forward_backward(good, 2, {1.f, 1.f});
-  EXPECT_TRUE(same(g, m2.params().grads.data()));
+  expect_usable_after_a_bad_batch(2);  // the pair's second microbatch holds the bad text
 }
 
 }  // namespace
