@@ -127,12 +127,7 @@ void SplitStep::finish_microbatch() {
 }
 
 void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, Losses& out) {
-  const int L = m_.config().n_layers;
   MicrobatchState* st[2] = {&pair_[0], &pair_[1]};
-  double aux[2] = {0, 0};
-  auto release = [&] {
-    for (auto* s : st) Model::release(*s);
-  };
   try {
     for (int k = 0; k < 2; ++k) {
       st[k]->backend = backends_[(std::size_t)k].get();
@@ -141,15 +136,31 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
       st[k]->shard = k == 1;
       m_.begin(*st[k], k == 0 ? a : b);
     }
+    double aux[2] = {0, 0};
+    run_two(*st[0], *st[1], /*pair=*/true, sc, aux);
+    double ce_b = 0.0;  // every row in order, as the whole microbatch on one thread adds them
+    for (double v : st[1]->row_ce) ce_b += v;
+    out.ce_sum += st[0]->ce_sum;
+    out.aux_sum += aux[0];
+    out.ce_sum += ce_b;
+    out.aux_sum += aux[1];
   } catch (...) {
-    release();
+    for (auto* s : st) Model::release(*s);
     throw;
   }
-  // Thread 0 runs a as one thread would, adding a's rows to every weight gradient as it goes
-  // down the blocks. Thread 1 runs b's forward and backward input, then claims b's weight pieces
-  // in the order they become ready (the head's, then block by block down, the embedding's
-  // last): a piece is ready once a's backward has added its rows there (b's rows go after a's,
-  // as on one thread) and b's backward has passed it. Thread 0 claims what is left when it ends.
+  for (auto* s : st) Model::release(*s);
+}
+
+void SplitStep::run_two(MicrobatchState& first, MicrobatchState& second, bool pair, const LossScales& sc,
+                        double aux[2]) {
+  const int L = m_.config().n_layers;
+  MicrobatchState* st[2] = {&first, &second};
+  // Thread 0 runs the first part as one thread would, adding its rows to every weight gradient
+  // as it goes down the blocks. Thread 1 runs the second part's backward input, then claims its
+  // weight pieces in the order they become ready (the head's, then block by block down, the
+  // embedding's last): a piece is ready once the first part's backward has added its rows there
+  // (the second's rows go after them, as on one thread) and the second's backward has passed
+  // it. Thread 0 claims what is left when it ends.
   const int count = m_.weight_piece_count();
   std::vector<int> order, ready;  // piece, and the progress (below) it needs of both
   order.reserve((std::size_t)count);
@@ -164,26 +175,31 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
     for (int p = m_.first_weight_piece(l); p < m_.first_weight_piece(l + 1); ++p) add(p, 1 + (L - l));
   add(Model::kEmbedPiece, 2 + L);
   if ((int)order.size() != count) throw Error("split step: weight pieces not all ordered");
-  // 1: the head done; 1 + n: n blocks' backward done; 2 + L: all of it (a: the embedding's too).
+  // 1: the head done; 1 + n: n blocks' backward done; 2 + L: all of it (the first part: the
+  // embedding's too).
   std::atomic<int> progress[2] = {0, 0};
   std::atomic<bool> failed{false};
   std::atomic<int> next{0};
   std::exception_ptr errors[2];
   double done_at[2] = {0, 0};
   const double t0 = timing_ ? wall_now() : 0;
-  // On one thread (set_shards_on_one_thread, for bench/train): a, then b and every piece.
+  // On one thread (set_shards_on_one_thread, for bench/train): the first part, then the second
+  // and every piece.
   const bool together = threads_ >= 2 && !shards_on_one_thread_;
   auto body = [&](int k) {
     try {
       const double c0 = timing_ ? thread_cpu_now() : 0;
       MicrobatchState& s = *st[k];
       std::optional<MemoryTracker::StandIn> beside;
-      if (k == 1) beside.emplace(mt_, beside_);  // b's activations: the device would run it after a
-      m_.embed_forward(s);
-      for (int l = 0; l < L; ++l) m_.layer_forward(l, s);
-      if (k == 1) {
-        std::vector<MicrobatchState*> one{&s};
-        aux[k] = m_.join_router_losses(one);
+      // A pair's second microbatch: the device would run it after the first.
+      if (pair && k == 1) beside.emplace(mt_, beside_);
+      if (pair) {  // shards of one microbatch ran their forward before, and joined
+        m_.embed_forward(s);
+        for (int l = 0; l < L; ++l) m_.layer_forward(l, s);
+        if (k == 1) {
+          std::vector<MicrobatchState*> one{&s};
+          aux[k] = m_.join_router_losses(one);
+        }
       }
       m_.head_forward(s, true, sc, /*defer_weight=*/k == 1);
       progress[k].store(1, std::memory_order_release);
@@ -196,7 +212,7 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
       }
       if (k == 0) {
         m_.embed_backward(s);
-        aux[k] = s.aux_sum;
+        if (pair) aux[k] = s.aux_sum;
       }
       progress[k].store(2 + L, std::memory_order_release);
       beside.reset();  // the pieces' scratch is the device's, as on one thread
@@ -216,7 +232,7 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
           else
             std::this_thread::yield();
         }
-        m_.add_weight_piece(order[(std::size_t)i], *st[1], *backends_[(std::size_t)k]);
+        m_.add_weight_piece(order[(std::size_t)i], second, *backends_[(std::size_t)k]);
       }
     } catch (...) {
       errors[k] = std::current_exception();
@@ -229,23 +245,13 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
   else
     for (int k = 0; k < 2 && !failed.load(); ++k) body(k);
   for (auto& e : errors)
-    if (e) {
-      release();
-      std::rethrow_exception(e);
-    }
+    if (e) std::rethrow_exception(e);
   if (timing_) {
     const double t1 = std::max(done_at[0], done_at[1]), t2 = wall_now();
-    timing_->backward_s += t1 - t0;  // both microbatches' forward and backward (a's whole)
-    timing_->pieces_s += t2 - t1;    // b's pieces left once both are done
-    timing_->microbatches += 2;
+    timing_->backward_s += t1 - t0;  // both parts' backward (the first's whole), and a pair's forward
+    timing_->pieces_s += t2 - t1;    // the second part's pieces left once both are done
+    timing_->microbatches += pair ? 2 : 1;
   }
-  double ce_b = 0.0;  // every row in order, as the whole microbatch on one thread adds them
-  for (double v : st[1]->row_ce) ce_b += v;
-  out.ce_sum += st[0]->ce_sum;
-  out.aux_sum += aux[0];
-  out.ce_sum += ce_b;
-  out.aux_sum += aux[1];
-  release();
 }
 
 SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatches, const LossScales& sc) {
@@ -279,6 +285,14 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
       out.aux_sum += whole_.aux_sum;
       continue;
     }
+    // Two shards on two threads: the first shard's backward as one thread runs it, the second
+    // shard's weight pieces after it (run_two), once their forward has joined.
+    const bool two = shards() == 2 && workers() == 2 && !shards_on_one_thread_;
+    states_[0].shard = !two;
+    struct Restore {  // start() and StepRunner's pieces expect every shard to defer its weights
+      MicrobatchState& s;
+      ~Restore() { s.shard = true; }
+    } restore{states_[0]};
     start(mb);
     // A shard's own CPU seconds in a phase, added to per_shard[shard] when timed.
     auto timed = [&](MicrobatchState& st, double* per_shard, const std::function<void()>& run) {
@@ -296,6 +310,22 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
     const double t1 = timing_ ? wall_now() : 0;
     const double aux = join();
     const double t2 = timing_ ? wall_now() : 0;
+    if (two) {
+      try {
+        double unused[2] = {0, 0};
+        if (timing_) timing_->forward_s += t1 - t0;
+        run_two(states_[0], states_[1], /*pair=*/false, sc, unused);
+      } catch (...) {
+        finish_microbatch();
+        throw;
+      }
+      double ce = states_[0].ce_sum;  // the first shard's rows from 0.0 in order, then the second's
+      for (double v : states_[1].row_ce) ce += v;
+      finish_microbatch();
+      out.ce_sum += ce;
+      out.aux_sum += aux;
+      continue;
+    }
     each([&](MicrobatchState& st) {
       timed(st, timing_ ? timing_->shard_backward_cpu_s : nullptr, [&] {
         m_.head_forward(st, true, sc, /*defer_weight=*/true);

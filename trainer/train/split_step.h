@@ -95,6 +95,10 @@ class SplitStep {
   // Microbatches a and b at once, one a thread, each whole (forward_backward with two threads
   // and two microbatches left).
   void run_pair(const Batch& a, const Batch& b, const LossScales& sc, Losses& out);
+  // first's backward whole on one thread, second's input gradients on the other and then its
+  // weight pieces, each after first's rows (pair: two microbatches, each run forward here too,
+  // second charged beside_; else two shards of one, forward and join done). aux: a pair's.
+  void run_two(MicrobatchState& first, MicrobatchState& second, bool pair, const LossScales& sc, double aux[2]);
   Model& m_;
   MemoryTracker& mt_;
   // The second microbatch of a pair: host memory of the simulation, not the device's
