@@ -12,18 +12,19 @@
 //   the threads, and each piece adds shard 0's rows and then shard 1's to the model's
 //   gradients, with the ops that add rows in order onto what is there.
 // So every gradient and loss is bit for bit that of the whole microbatch on one thread
-// (Model::forward_backward), which forward_backward runs when it has one thread; two threads
-// run two shards, then two pieces, at once without waiting on each other. Trainer::step,
-// StepRunner's pieces on the CPU and bench/train all run it.
+// (Model::forward_backward), which forward_backward runs when it has one thread. StepRunner's
+// pieces on the CPU run those four phases as they stand.
 //
-// With two threads and two or more microbatches left, forward_backward gives each thread a
-// whole microbatch instead (run_pair): nothing is cut (cutting costs each shard its own widening
-// of the weights and half-height matmuls). The first thread runs the first microbatch as one
-// thread would, weight gradients and all; the second runs the second's backward input, then
-// adds its weight pieces, each once the first has added its rows there: the same bits again,
-// and the threads meet only over those pieces. The modelled device runs
-// microbatches one after the other, so the second one's activations are charged to a tracker of
-// their own (MemoryTracker::StandIn) and the memory picture is one microbatch's.
+// forward_backward on two threads runs the backward of two parts at once instead (run_two):
+// the first part's whole, weight gradients and all, as one thread runs it, while the second
+// part runs its backward input and then adds its weight pieces, each once the first has added
+// its rows there: the same bits again, and the threads meet only over those pieces. With two or
+// more microbatches left the parts are two whole microbatches (run_pair: nothing is cut, and
+// cutting costs each shard its own widening of the weights and half-height matmuls); else they
+// are the microbatch's two shards, after their forward and join. The modelled device runs
+// microbatches one after the other, so a pair's second microbatch's activations are charged to
+// a tracker of their own (MemoryTracker::StandIn) and the memory picture is one microbatch's.
+// Trainer::step and bench/train run forward_backward.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
