@@ -32,6 +32,19 @@ SplitStep::SplitStep(Model& m, MemoryTracker& mt, ThreadPool* pool, int texts)
   const int K = std::min(kShards, texts);
   states_.resize((std::size_t)K);
   for (int b = 0; b < std::max({K, threads_, 2}); ++b) backends_.push_back(std::make_unique<CpuBackend>(mt, 1));
+  // run_two's weight pieces in the order a backward makes them ready: the head's, then block by
+  // block down, the embedding's last.
+  const int L = c.n_layers;
+  auto add = [&](int piece, int progress) {
+    piece_order_.push_back(piece);
+    piece_ready_.push_back(progress);
+  };
+  add(Model::kHeadPiece, 1);
+  add(Model::kFinalNormPiece, 1);
+  for (int l = L - 1; l >= 0; --l)
+    for (int p = m.first_weight_piece(l); p < m.first_weight_piece(l + 1); ++p) add(p, 1 + (L - l));
+  add(Model::kEmbedPiece, 2 + L);
+  if ((int)piece_order_.size() != m.weight_piece_count()) throw Error("split step: weight pieces not all ordered");
   for (int k = 0; k < K; ++k) {
     states_[(std::size_t)k].backend = backends_[(std::size_t)k].get();
     states_[(std::size_t)k].shard = true;  // the norm gains are weight pieces too
@@ -161,23 +174,10 @@ void SplitStep::run_two(MicrobatchState& first, MicrobatchState& second, bool pa
   // embedding's last): a piece is ready once the first part's backward has added its rows there
   // (the second's rows go after them, as on one thread) and the second's backward has passed
   // it. Thread 0 claims what is left when it ends.
-  const int count = m_.weight_piece_count();
-  std::vector<int> order, ready;  // piece, and the progress (below) it needs of both
-  order.reserve((std::size_t)count);
-  ready.reserve((std::size_t)count);
-  auto add = [&](int piece, int progress) {
-    order.push_back(piece);
-    ready.push_back(progress);
-  };
-  add(Model::kHeadPiece, 1);
-  add(Model::kFinalNormPiece, 1);
-  for (int l = L - 1; l >= 0; --l)
-    for (int p = m_.first_weight_piece(l); p < m_.first_weight_piece(l + 1); ++p) add(p, 1 + (L - l));
-  add(Model::kEmbedPiece, 2 + L);
-  if ((int)order.size() != count) throw Error("split step: weight pieces not all ordered");
-  // 1: the head done; 1 + n: n blocks' backward done; 2 + L: all of it (the first part: the
-  // embedding's too).
-  std::atomic<int> progress[2] = {0, 0};
+  const int count = (int)piece_order_.size();
+  const std::vector<int>& order = piece_order_;
+  const std::vector<int>& ready = piece_ready_;
+  std::atomic<int> progress[2] = {0, 0};  // as piece_ready_ counts
   std::atomic<bool> failed{false};
   std::atomic<int> next{0};
   std::exception_ptr errors[2];
@@ -278,71 +278,43 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
       continue;
     }
     const Batch mb = microbatch(r);
-    if (workers() == 1 && !shards_on_one_thread_) {  // one thread: the whole microbatch at once, the same bits, sooner
+    // One thread, or a microbatch of one text: the whole microbatch at once, the same bits.
+    if (shards() == 1 || (workers() == 1 && !shards_on_one_thread_)) {
       whole_.backend = backends_[0].get();
       m_.forward_backward(whole_, mb, sc);
       out.ce_sum += whole_.ce_sum;
       out.aux_sum += whole_.aux_sum;
       continue;
     }
-    // Two shards on two threads: the first shard's backward as one thread runs it, the second
-    // shard's weight pieces after it (run_two), once their forward has joined.
-    const bool two = shards() == 2 && workers() == 2 && !shards_on_one_thread_;
-    states_[0].shard = !two;
+    // Two shards: their forward at once, joined; then the first shard's backward as one thread
+    // runs it and the second shard's weight pieces after it (run_two).
+    states_[0].shard = false;
     struct Restore {  // start() and StepRunner's pieces expect every shard to defer its weights
       MicrobatchState& s;
       ~Restore() { s.shard = true; }
     } restore{states_[0]};
     start(mb);
-    // A shard's own CPU seconds in a phase, added to per_shard[shard] when timed.
-    auto timed = [&](MicrobatchState& st, double* per_shard, const std::function<void()>& run) {
-      const double c0 = timing_ ? thread_cpu_now() : 0;
-      run();
-      if (timing_) per_shard[&st - states_.data()] += thread_cpu_now() - c0;
-    };
     const double t0 = timing_ ? wall_now() : 0;
     each([&](MicrobatchState& st) {
-      timed(st, timing_ ? timing_->shard_forward_cpu_s : nullptr, [&] {
-        m_.embed_forward(st);
-        for (int l = 0; l < L; ++l) m_.layer_forward(l, st);
-      });
+      const double c0 = timing_ ? thread_cpu_now() : 0;
+      m_.embed_forward(st);
+      for (int l = 0; l < L; ++l) m_.layer_forward(l, st);
+      if (timing_) timing_->shard_forward_cpu_s[&st - states_.data()] += thread_cpu_now() - c0;
     });
-    const double t1 = timing_ ? wall_now() : 0;
-    const double aux = join();
-    const double t2 = timing_ ? wall_now() : 0;
-    if (two) {
-      try {
-        double unused[2] = {0, 0};
-        if (timing_) timing_->forward_s += t1 - t0;
-        run_two(states_[0], states_[1], /*pair=*/false, sc, unused);
-      } catch (...) {
-        finish_microbatch();
-        throw;
-      }
-      double ce = states_[0].ce_sum;  // the first shard's rows from 0.0 in order, then the second's
-      for (double v : states_[1].row_ce) ce += v;
+    if (timing_) timing_->forward_s += wall_now() - t0;
+    double aux = 0.0;
+    try {
+      aux = join();
+      double unused[2] = {0, 0};
+      run_two(states_[0], states_[1], /*pair=*/false, sc, unused);
+    } catch (...) {
       finish_microbatch();
-      out.ce_sum += ce;
-      out.aux_sum += aux;
-      continue;
+      throw;
     }
-    each([&](MicrobatchState& st) {
-      timed(st, timing_ ? timing_->shard_backward_cpu_s : nullptr, [&] {
-        m_.head_forward(st, true, sc, /*defer_weight=*/true);
-        for (int l = L - 1; l >= 0; --l) m_.layer_backward_input(l, st, sc);
-      });
-    });
-    const double t3 = timing_ ? wall_now() : 0;
-    add_pieces(0, m_.weight_piece_count());
-    if (timing_) {
-      const double t4 = wall_now();
-      timing_->forward_s += t1 - t0;
-      timing_->backward_s += t3 - t2;
-      timing_->pieces_s += t4 - t3;
-      ++timing_->microbatches;
-    }
+    double ce = states_[0].ce_sum;  // the first shard's rows from 0.0 in order, then the second's
+    for (double v : states_[1].row_ce) ce += v;
     finish_microbatch();
-    out.ce_sum += ce_sum();
+    out.ce_sum += ce;
     out.aux_sum += aux;
   }
   return out;

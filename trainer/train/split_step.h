@@ -114,6 +114,9 @@ class SplitStep {
   std::vector<MicrobatchState> states_;                // one a shard
   MicrobatchState whole_;  // forward_backward on one thread
   MicrobatchState pair_[2];  // run_pair
+  // run_two's weight pieces in the order they become ready, and the progress each needs of both
+  // parts: 1 the head done, 1 + n the backward through n blocks, 2 + L all of it.
+  std::vector<int> piece_order_, piece_ready_;
 };
 
 }  // namespace onegpu::trainer
