@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -56,6 +57,13 @@ constexpr std::size_t kHostBlockCarve = std::size_t{16} << 20;
 
 // The host blocks every tracker has released, by rounded size, last released first (taken
 // again warm in the cache): one pool for all trackers (tracker.h).
+// The pool is cut in stripes, one a thread (threads share one past kStripes), each with its own
+// lock: a thread gives blocks back to its own stripe and takes from it first, so two threads
+// running ranks side by side do not queue on one lock for every buffer (a 512-rank step makes
+// and frees some half a million), and the block a thread takes is one it wrote last, still in
+// its core's cache (one another core wrote arrives cold, its lines taken from that core as
+// they are written: two threads each running a microbatch were some 5% slower that way). A
+// stripe with none of a size takes one from another stripe before cutting a new one.
 // A size no released block fits is carved from an arena: one reserve of address space, cut
 // block after block and advised for transparent huge pages. On the virtual machines this runs
 // on, the first write to a fresh 4 KiB page costs some 10 us (a 512-rank split run's first
@@ -69,36 +77,18 @@ class HostPool {
   // A released block of this size, else (if smaller than carve_below) a new one from the
   // arena, which reads as zero (*zeroed = true); null: the caller gets one from malloc.
   void* take(std::size_t rounded, std::size_t carve_below, bool* zeroed) {
-    std::lock_guard<std::mutex> lk(mu_);
     *zeroed = false;
-    auto it = find(rounded);
-    if (it != lists_.end() && it->size == rounded && !it->blocks.empty()) {
-      // The last block of this size that this thread gave back, if it is among the last few:
-      // still in this core's cache. One another core wrote last arrives cold, and its lines
-      // are taken from that core as they are written (two threads each running a microbatch
-      // were some 5% slower taking blocks in plain last-given order).
-      auto& b = it->blocks;
-      const void* me = thread_tag();
-      std::size_t pick = b.size() - 1;
-      for (std::size_t i = b.size(), seen = 0; i-- > 0 && seen < kLookBack; ++seen)
-        if (b[i].owner == me) {
-          pick = i;
-          break;
-        }
-      void* p = b[pick].p;
-      b.erase(b.begin() + (std::ptrdiff_t)pick);
-      if (in_arena(p))
-        live_ += rounded;
-      else
-        bytes_ -= rounded;
-      return p;
-    }
+    const int mine = my_stripe();
+    for (int k = 0; k < kStripes; ++k)
+      if (void* p = take_from(stripes_[(mine + k) % kStripes], rounded)) return p;
     if (rounded >= carve_below || !kUseArena) return nullptr;
-    if (!arena_ && !reserve_arena()) return nullptr;
-    if (arena_used_ + rounded > kArenaBytes) return nullptr;  // full: malloc, as before it
-    void* p = arena_ + arena_used_;
-    arena_used_ += rounded;
-    live_ += rounded;
+    std::lock_guard<std::mutex> lk(arena_mu_);
+    if (!arena_.load(std::memory_order_relaxed) && !reserve_arena()) return nullptr;
+    const std::size_t used = arena_used_.load(std::memory_order_relaxed);
+    if (used + rounded > kArenaBytes) return nullptr;  // full: malloc, as before it
+    void* p = arena_.load(std::memory_order_relaxed) + used;
+    live_.fetch_add(rounded, std::memory_order_relaxed);
+    arena_used_.store(used + rounded, std::memory_order_release);
     *zeroed = true;
     return p;
   }
@@ -108,13 +98,14 @@ class HostPool {
   bool warm(std::size_t until) {
     std::uint64_t* word = nullptr;
     {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (!kUseArena || (!arena_ && !reserve_arena())) return false;
+      std::lock_guard<std::mutex> lk(arena_mu_);
+      if (!kUseArena || (!arena_.load(std::memory_order_relaxed) && !reserve_arena())) return false;
       const std::size_t want = std::min(kArenaBytes, (until + kHugePage - 1) / kHugePage * kHugePage);
-      const std::size_t from = std::max(warmed_, (arena_used_ + kHugePage - 1) / kHugePage * kHugePage);
+      const std::size_t used = arena_used_.load(std::memory_order_relaxed);
+      const std::size_t from = std::max(warmed_, (used + kHugePage - 1) / kHugePage * kHugePage);
       if (from >= want) return false;
       warmed_ = from + kHugePage;
-      word = reinterpret_cast<std::uint64_t*>(arena_ + from);
+      word = reinterpret_cast<std::uint64_t*>(arena_.load(std::memory_order_relaxed) + from);
     }
     // A write fault from user space, outside the lock: the kernel holds only the arena's own
     // mapping lock meanwhile (madvise(MADV_POPULATE_WRITE) would hold the whole process's
@@ -123,40 +114,56 @@ class HostPool {
     __atomic_fetch_add(word, 0, __ATOMIC_RELAXED);
     return true;
   }
-  std::size_t cut() {
-    std::lock_guard<std::mutex> lk(mu_);
-    return arena_used_;
-  }
+  std::size_t cut() { return arena_used_.load(std::memory_order_acquire); }
   bool keep(void* p, std::size_t rounded) {  // false: the pool is full, free it
-    std::lock_guard<std::mutex> lk(mu_);
     const bool carved = in_arena(p);  // not freed alone: only this pool hands it out again
-    if (!carved && bytes_ + rounded > kLimit) return false;
-    auto it = find(rounded);
-    if (it == lists_.end() || it->size != rounded) it = lists_.insert(it, List{rounded, {}});
-    it->blocks.push_back({p, thread_tag()});
-    if (!carved)
-      bytes_ += rounded;
-    else if ((live_ -= rounded) == 0)
-      empty_arena();
+    if (!carved && bytes_.load(std::memory_order_relaxed) + rounded > kLimit) return false;
+    bool emptied = false;
+    {
+      Stripe& s = stripes_[my_stripe()];
+      std::lock_guard<std::mutex> lk(s.mu);
+      auto it = find(s, rounded);
+      if (it == s.lists.end() || it->size != rounded) it = s.lists.insert(it, List{rounded, {}});
+      it->blocks.push_back(p);
+      if (!carved)
+        bytes_.fetch_add(rounded, std::memory_order_relaxed);
+      else
+        emptied = live_.fetch_sub(rounded, std::memory_order_relaxed) == rounded;
+    }
+    if (emptied) empty_arena();
     return true;
   }
 
  private:
-  struct Block {
-    void* p;
-    const void* owner;  // the thread that gave it back (thread_tag)
-  };
   struct List {
     std::size_t size;
-    std::vector<Block> blocks;
+    std::vector<void*> blocks;  // last given back last
   };
-  static const void* thread_tag() {
-    thread_local char tag;
-    return &tag;
+  struct alignas(64) Stripe {  // a cache line of its own: the lock is what two threads touch
+    std::mutex mu;
+    std::vector<List> lists;  // by size
+  };
+  static constexpr int kStripes = 16;
+  static int my_stripe() {
+    static std::atomic<int> threads{0};
+    thread_local const int s = threads.fetch_add(1, std::memory_order_relaxed) % kStripes;
+    return s;
   }
-  static constexpr std::size_t kLookBack = 8;
-  std::vector<List>::iterator find(std::size_t rounded) {
-    return std::lower_bound(lists_.begin(), lists_.end(), rounded, [](const List& l, std::size_t n) { return l.size < n; });
+  static std::vector<List>::iterator find(Stripe& s, std::size_t rounded) {
+    return std::lower_bound(s.lists.begin(), s.lists.end(), rounded, [](const List& l, std::size_t n) { return l.size < n; });
+  }
+  void* take_from(Stripe& s, std::size_t rounded) {
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = find(s, rounded);
+    if (it == s.lists.end() || it->size != rounded || it->blocks.empty()) return nullptr;
+    void* p = it->blocks.back();
+    it->blocks.pop_back();
+    // Counted under the stripe's lock: empty_arena, holding every stripe's, sees it.
+    if (in_arena(p))
+      live_.fetch_add(rounded, std::memory_order_relaxed);
+    else
+      bytes_.fetch_sub(rounded, std::memory_order_relaxed);
+    return p;
   }
   // Address space for the arena, taken once; pages cost nothing until first written.
   bool reserve_arena() {
@@ -164,21 +171,32 @@ class HostPool {
                      -1, 0);
     if (m == MAP_FAILED) return false;
     const auto a = ((std::uintptr_t)m + kHugePage - 1) / kHugePage * kHugePage;  // whole huge pages
-    arena_ = reinterpret_cast<char*>(a);
 #ifdef MADV_HUGEPAGE
-    ::madvise(arena_, kArenaBytes, MADV_HUGEPAGE);  // a hint: without it, 4 KiB pages as before
+    ::madvise(reinterpret_cast<char*>(a), kArenaBytes, MADV_HUGEPAGE);  // a hint: without it, 4 KiB pages as before
 #endif
+    arena_.store(reinterpret_cast<char*>(a), std::memory_order_release);
     return true;
   }
   // No block of the arena is in use (every trainer is gone): its pages go back to the kernel
-  // and it is cut again from the start.
+  // and it is cut again from the start. Under every lock, and only if still none is in use: a
+  // thread may have taken one back meanwhile.
   void empty_arena() {
-    for (List& l : lists_) std::erase_if(l.blocks, [&](const Block& b) { return in_arena(b.p); });
-    ::madvise(arena_, std::max(arena_used_, warmed_), MADV_DONTNEED);
-    arena_used_ = warmed_ = 0;
+    std::lock_guard<std::mutex> la(arena_mu_);
+    std::unique_lock<std::mutex> ls[kStripes];
+    for (int k = 0; k < kStripes; ++k) ls[k] = std::unique_lock<std::mutex>(stripes_[k].mu);
+    if (live_.load(std::memory_order_relaxed) != 0) return;
+    for (Stripe& s : stripes_)
+      for (List& l : s.lists) std::erase_if(l.blocks, [&](void* b) { return in_arena(b); });
+    const std::size_t used = arena_used_.load(std::memory_order_relaxed);
+    ::madvise(arena_.load(std::memory_order_relaxed), std::max(used, warmed_), MADV_DONTNEED);
+    arena_used_.store(0, std::memory_order_release);
+    warmed_ = 0;
   }
+  // A block below the cut stays below it while it is out: the arena is cut again from the
+  // start only when no block of it is out.
   bool in_arena(void* p) const {
-    return arena_ && (char*)p >= arena_ && (char*)p < arena_ + arena_used_;
+    char* a = arena_.load(std::memory_order_acquire);
+    return a && (char*)p >= a && (char*)p < a + arena_used_.load(std::memory_order_acquire);
   }
   static constexpr std::size_t kLimit = std::size_t{512} << 20;
 #if defined(__SANITIZE_ADDRESS__)
@@ -188,13 +206,13 @@ class HostPool {
 #endif
   static constexpr std::size_t kHugePage = std::size_t{2} << 20;
   static constexpr std::size_t kArenaBytes = std::size_t{2} << 30;
-  std::mutex mu_;
-  char* arena_ = nullptr;
-  std::size_t arena_used_ = 0;
+  Stripe stripes_[kStripes];
+  std::mutex arena_mu_;  // arena_ being set, the arena cut or emptied, warmed_
+  std::atomic<char*> arena_{nullptr};
+  std::atomic<std::size_t> arena_used_{0};
   std::size_t warmed_ = 0;  // the arena's pages below this were handed out by warm()
-  std::size_t live_ = 0;  // bytes of the arena's blocks handed out and not yet back
-  std::vector<List> lists_;
-  std::size_t bytes_ = 0;
+  std::atomic<std::size_t> live_{0};   // bytes of the arena's blocks handed out and not yet back
+  std::atomic<std::size_t> bytes_{0};  // bytes of malloc's blocks kept
 };
 
 // Never destroyed, so a tracker that outlives static destruction can still release into it;
