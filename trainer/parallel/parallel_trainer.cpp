@@ -1586,7 +1586,16 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   // [SECTION] A step: begin, then the update and the step's record
   Engine* current = nullptr;
-  std::chrono::steady_clock::time_point t0;
+  std::chrono::steady_clock::time_point t0, lap_at;
+  // ONEGPU_PAR_TIMING: wall seconds of a step's parts on stderr, as set-up's laps.
+  void step_lap(const char* what) {
+    static const bool on = std::getenv("ONEGPU_PAR_TIMING") != nullptr;
+    if (!on) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (lap_at < t0) lap_at = t0;
+    std::fprintf(stderr, "[parallel] step %d %s %.3f s\n", step_ + 1, what, std::chrono::duration<double>(now - lap_at).count());
+    lap_at = now;
+  }
 
   void begin(const Batch& b) {
     {
@@ -1629,6 +1638,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       for (int r = 0; r < (int)ranks.size(); ++r) fresh(r);
     else
       for_ranks((int)ranks.size(), fresh);
+    step_lap("begin");
     if (step_ > 0) share_replica_state();  // separate_first_copy: shared from the second step on
     const bool first = step_ == 0 && first_plan;
     last_plan = first ? first_plan.get() : steady_plan.get();
@@ -1665,6 +1675,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       current = nullptr;
       last_timeline = engine.timeline();
     }
+    step_lap("ops");
     stepping = false;
     const int M_total = opt.dp * opt.microbatches;
     for (const Rank& R : ranks) {
@@ -1700,6 +1711,7 @@ struct ParallelTrainer::Impl final : OpRunner {
                      : device_ranks ? adamw_update_with_norm(R.model->params(), opt.optim, step_, norm, *R.backend)
                                     : adamw_update_with_norm(R.model->params(), opt.optim, step_, norm);
     });
+    step_lap("update");
     const UpdateStats u = us[(std::size_t)me];  // rank 0 owns its state (here: this process's rank)
     ++step_;
     warmer.reset();  // later steps take their blocks from the pool again
