@@ -15,7 +15,12 @@ bin="$build/bench/train/bench_train"
 [ -x "$bin" ] || { echo "bench/train: $bin not built (configure with benchmarks on)" >&2; exit 2; }
 have_torch=1
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "bench/train: PyTorch baseline skipped: Debian's python3-torch is not installed" >&2
+  echo "bench/train: PyTorch baseline skipped: Debian's python3-torch is not installed (ONEGPU_WITH_TORCH=1 scripts/deps)" >&2
+  have_torch=0
+elif ! readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 | grep -q openblas; then
+  # Debian's torch multiplies through whatever libblas.so.3 points at; the reference BLAS is
+  # some 20 times slower than OpenBLAS, and a baseline run on it is not a fair one.
+  echo "bench/train: PyTorch baseline skipped: libblas.so.3 is not OpenBLAS (ONEGPU_WITH_TORCH=1 scripts/deps installs libopenblas0-pthread)" >&2
   have_torch=0
 fi
 echo "load_average start: $(cut -d' ' -f1-3 /proc/loadavg)"
