@@ -36,7 +36,7 @@ int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float w
     float on_at = cell.gpu == 0 ? T::kFirstOn
                                 : T::kRippleStart + glm::length(cell.center - origin) / max_dist * T::kRippleSpan;
     look.power = phase(t, on_at, T::kSwitchTime, Ease::OutCubic);
-    look.flash = pulse(t, on_at, T::kSwitchTime * 2.0f) * 0.8f;
+    look.flash = pulse(t, on_at, T::kSwitchTime * 1.5f) * 0.8f;
     look.fade = fade_in * (cell.gpu == 0 ? 1.0f : d.others_fade);
     if (cell.gpu < d.hidden) continue;
     if (std::find(d.also_hidden.begin(), d.also_hidden.end(), cell.gpu) != d.also_hidden.end()) continue;

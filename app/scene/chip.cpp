@@ -79,7 +79,7 @@ void draw_chip(Canvas& c, const Rect& chip, const ChipLook& look, float wpp) {
   // A glow only while switching on: at rest a field of 512 large soft quads would cost more
   // fill than everything else in the frame, for a barely visible haze.
   if (look.flash > 0.01f)
-    c.glow(p.die, with_alpha(palette::lit, a * 0.5f * look.flash), 0.04f * s, 0.55f * s);
+    c.glow(p.die, with_alpha(palette::lit, a * 0.5f * look.flash), 0.04f * s, 0.45f * s);
   const glm::vec4 body_col = mix(palette::chip_off, palette::chip_body, power);
   const glm::vec4 edge_col = with_alpha(mix(palette::chip_off_edge, palette::chip_edge, power), a);
   // Compute die: a plain lit block from afar, a grid of tiles up close.
