@@ -42,6 +42,14 @@ namespace limits = trainer::limits;
 
 namespace {
 
+// A resumed run already at (or past) its last step trains nothing: say so, rather than print
+// the held-out loss alone.
+void say_if_nothing_left(int done, int last) {
+  if (done >= last)
+    std::fprintf(stderr, "nothing left to train: the run is at step %d, and ends at step %d (--steps or --stop-at moves the end)\n",
+                 done, last);
+}
+
 std::string fmt_time(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
   long t = (long)(s + 0.5);
@@ -542,6 +550,7 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
       throw Error(error);
   }
   const int last = a.stop_at > 0 ? a.stop_at : a.steps;
+  if (speaks) say_if_nothing_left(t.steps_done(), last);
   trainer::ParallelStepResult r;
   std::deque<StepTrace> traced;
   std::size_t traced_ops = 0;
@@ -648,6 +657,7 @@ int train_main(int argc, char** argv) {
     if (a.device == "cuda") std::fprintf(stderr, "ops run on the GPU (CUDA backend)\n");
     if (!a.log.empty() && !log) log = open_log(a.log, -1);
     const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
+    say_if_nothing_left(t->steps_done(), last);
     {
       Progress progress(a.quiet, t->steps_done(), last, (double)t->options().batch * cfg.seq_len);
       while (t->steps_done() < last) {
