@@ -9,6 +9,7 @@
 #include "app/cli/run_preset.h"
 #include "app/cli/train_command.h"
 #include "app/lab/lab_tabs.h"
+#include "app/ui/key_commands.h"
 #include "trainer/error.h"
 #include "trainer/io/text.h"
 
@@ -252,15 +253,7 @@ Usage:
   onegpu <command> ...                                    trainer commands (see below)
 
 )" + flags_help() + R"(
-Keys: Right/Space/Page Down next · Left/Page Up previous · Home/End first/last · R replay
-      Enter the chapter's button · B or . blank · H hide panels · M reduced motion · F1 or ? keys
-      Tab chapter list · L the Lab · Ctrl+= / Ctrl+- / Ctrl+0 UI scale · F11 fullscreen
-      Mouse wheel over the picture: next / previous · Esc twice or Ctrl+Q quit
-In the Lab: Space run/pause · . one op · M one microbatch · S one step · F fit the timeline
-      (wheel zooms, drag pans, double-click fits, a click on the ruler sets the playhead)
-      P replay play/pause · [ ] the selected GPU's previous/next op · tabs: timeline, charts,
-      experts, traffic, ledger, compare · L or Esc back to the story
-)";
+)" + keys_help();
 }
 
 }  // namespace onegpu::app

@@ -4,6 +4,9 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cstdio>
+
+#include "app/lab/lab_tabs.h"
 
 namespace onegpu::app {
 
@@ -50,6 +53,25 @@ const std::vector<LabKeyRow>& lab_keys() {
 const LabKeyRow& lab_leave_key() {
   static const LabKeyRow row = {"L or Esc", "back to the story", "L or Esc back", 0, {GLFW_KEY_L, GLFW_KEY_ESCAPE}};
   return row;
+}
+
+std::string keys_help() {
+  std::string out = "Keys (F1 or ? shows them in the window):\n";
+  auto row = [&](const char* keys, const char* does) {
+    if (!*keys) return;  // a second binding of the row above
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-30s %s\n", keys, does);
+    out += line;
+  };
+  for (const KeyRow& r : story_keys()) row(r.keys, r.does);
+  out += "In the Lab:\n";
+  for (const LabKeyRow& r : lab_keys()) row(r.keys, r.does);
+  row(lab_leave_key().keys, lab_leave_key().does);
+  row("Mouse on the timeline", "the wheel zooms, a drag pans, a double-click fits, a click on the ruler sets the playhead");
+  std::string tabs;
+  for (const char* t : kLabTabNames) tabs += (tabs.empty() ? "" : ", ") + std::string(t);
+  row("Tabs", tabs.c_str());
+  return out;
 }
 
 namespace {

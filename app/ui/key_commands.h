@@ -2,6 +2,7 @@
 // What each key does, defined once: the window maps presses through these tables and the
 // in-app help (and the README's table) lists the same rows, so they cannot drift apart.
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "app/navigator.h"
@@ -32,6 +33,10 @@ const std::vector<LabKeyRow>& lab_keys();
 // How to leave the Lab: a story-level action (lab_action gives ToggleLab for its keys), named
 // here once for the help overlay and the status bar. Its command is 0: not one of the Lab's own.
 const LabKeyRow& lab_leave_key();
+
+// Every row of story_keys(), then of lab_keys() and lab_leave_key(), as `onegpu --help` lists
+// them: a key column and what it does, a line a row.
+std::string keys_help();
 
 // The story action for one press, or none.
 std::optional<Action> story_action(int key, int mods);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "app/options.h"
+#include "app/ui/key_commands.h"
 
 using namespace onegpu::app;
 
@@ -69,6 +70,20 @@ TEST(Options, UsageNamesEveryMode) {
   std::string u = usage();
   for (const char* s : {"--list-chapters", "--headless", "--chapter", "--out", "--size", "--at", "F11", "Esc"})
     EXPECT_NE(u.find(s), std::string::npos) << s;
+}
+
+// --help's keys come from the tables the window presses keys through: every row is there.
+TEST(Options, UsageListsEveryKeyTheWindowTakes) {
+  const std::string u = usage();
+  auto has = [&](const char* keys, const char* does) {
+    if (!*keys) return;
+    EXPECT_NE(u.find(keys), std::string::npos) << keys;
+    EXPECT_NE(u.find(does), std::string::npos) << does;
+  };
+  for (const KeyRow& r : story_keys()) has(r.keys, r.does);
+  for (const LabKeyRow& r : lab_keys()) has(r.keys, r.does);
+  has(lab_leave_key().keys, lab_leave_key().does);
+  EXPECT_NE(u.find("Ctrl+S"), std::string::npos);  // the row the hand-written list had left out
 }
 
 TEST(Options, LabReplayCompareAndVideo) {
