@@ -86,12 +86,35 @@ void FieldChapter::draw(const SceneFrame& f, const Camera& cam) {
   int lit = draw_field(f.world, layout_, d, cam.world_per_pixel());
 
   // Counter, top right: how many of the field's GPUs are on.
-  float s = 15.0f * f.ui_scale;
-  float a = phase(f.t, T::kFirstOn, 0.4f, Ease::Smooth);
-  glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
-  f.screen.text(std::to_string(lit), at, 2.6f * s, with_alpha(palette::text, a), Align::Right);
-  f.screen.text(lit == 1 ? "GPU switched on" : "GPUs switched on", at - glm::vec2(0.0f, 1.3f * s), s,
-                with_alpha(palette::text_dim, a), Align::Right);
+  draw_gpu_count(f, cam, layout_.bounds(), lit, lit == 1 ? "GPU switched on" : "GPUs switched on",
+                 phase(f.t, T::kFirstOn, 0.4f, Ease::Smooth));
+}
+
+Rect gpu_count_box(glm::vec2 viewport, float ui_scale, float text_w) {
+  const float s = 15.0f * ui_scale, pad = 0.5f * s;
+  const glm::vec2 at{viewport.x - 2.0f * s, viewport.y - 3.2f * s};  // the number's baseline, right end
+  return {{at.x - text_w - pad, at.y - 1.75f * s - pad}, {at.x + pad, at.y + 2.0f * s + pad}};
+}
+
+bool gpu_count_covers_field(const Camera& cam, const Rect& field, glm::vec2 viewport, const Rect& box) {
+  // The field's corners, in the screen canvas's pixels (origin bottom left, y up).
+  const glm::vec2 top_right = cam.world_to_pixel(field.max), bottom_left = cam.world_to_pixel(field.min);
+  const Rect f{{bottom_left.x, viewport.y - bottom_left.y}, {top_right.x, viewport.y - top_right.y}};
+  return box.min.x < f.max.x && box.max.x > f.min.x && box.min.y < f.max.y && box.max.y > f.min.y;
+}
+
+void draw_gpu_count(const SceneFrame& f, const Camera& cam, const Rect& field, int n, std::string_view label,
+                    float alpha) {
+  const float s = 15.0f * f.ui_scale;
+  const glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
+  const std::string num = std::to_string(n);
+  const float w = std::max(f.screen.text_width(num, 2.6f * s), f.screen.text_width(label, s));
+  const Rect box = gpu_count_box(f.viewport, f.ui_scale, w);
+  if (gpu_count_covers_field(cam, field, f.viewport, box))  // a badge, drawn over the chips it covers
+    f.screen.box(box, with_alpha(palette::background, alpha), 0.4f * s, with_alpha(palette::chip_edge, alpha),
+                 std::max(1.0f, 0.08f * s));
+  f.screen.text(num, at, 2.6f * s, with_alpha(palette::text, alpha), Align::Right);
+  f.screen.text(label, at - glm::vec2(0.0f, 1.3f * s), s, with_alpha(palette::text_dim, alpha), Align::Right);
 }
 
 Camera GpuChapter::closeup(glm::vec2 viewport) const {

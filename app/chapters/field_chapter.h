@@ -1,4 +1,5 @@
 #pragma once
+#include <string_view>
 // Scenes 1 and 2: the field of 512 GPUs switching on around GPU 1, then the dive into GPU 1.
 #include <string>
 #include <vector>
@@ -43,6 +44,16 @@ struct FieldDraw {
 };
 int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
 render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
+// The count of GPUs switched on, top right of the picture: `n` large, `label` under it. With the
+// text scaled up for a projector it can reach down over the field (`field`, world units): a
+// backing of the ground's colour then keeps it readable over the chips.
+void draw_gpu_count(const SceneFrame& f, const render::Camera& cam, const render::Rect& field, int n,
+                    std::string_view label, float alpha);
+// Where that count lies (screen canvas pixels, origin bottom left) for text `text_w` wide, and
+// whether it reaches over the field under `cam`.
+render::Rect gpu_count_box(glm::vec2 viewport, float ui_scale, float text_w);
+bool gpu_count_covers_field(const render::Camera& cam, const render::Rect& field, glm::vec2 viewport,
+                            const render::Rect& box);
 // The field behind opened GPUs: every other chip dimmed to `fade`, GPUs 1..hidden left out.
 void draw_field_behind(render::Canvas& c, const FieldLayout& layout, float fade, float wpp, int hidden = 1,
                        std::vector<int> also_hidden = {});

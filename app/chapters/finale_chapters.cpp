@@ -96,10 +96,7 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   }
 
   // The count, top right of the view.
-  const float s = 15.0f * f.ui_scale;
-  glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
-  f.screen.text(std::to_string(lit), at, 2.6f * s, palette::text, Align::Right);
-  f.screen.text("GPUs", at - glm::vec2(0.0f, 1.3f * s), s, palette::text_dim, Align::Right);
+  draw_gpu_count(f, cam, layout_.bounds(), lit, "GPUs", 1.0f);
 
   // Brackets, from the plan's own numbers.
   const float a = phase(t, kLabels, 0.7f, Ease::Smooth);
