@@ -39,6 +39,12 @@ class Chapter {
   virtual void prepare(float /*t*/) {}
   // One line for the status bar while the chapter has work running (empty: nothing).
   virtual std::string activity() const { return {}; }
+  // The panel and text scale the picture is drawn at (the app sets it before camera()): a camera
+  // may leave room for screen text, which grows with it.
+  void set_ui_scale(float s) { ui_scale_ = s; }
+
+ protected:
+  float ui_scale_ = 1.0f;
 };
 
 std::unique_ptr<Chapter> make_chapter(int index);  // the scene of story()[index]; null outside it

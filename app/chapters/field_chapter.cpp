@@ -15,11 +15,21 @@ namespace onegpu::app {
 using namespace render;
 using T = FieldTimeline;
 
-Camera field_camera(const FieldLayout& layout, glm::vec2 viewport) {
-  Rect b = layout.bounds();
-  // Leave a band at the top for the counter.
-  b.max.y += 1.6f;
-  return Camera::fit(b, viewport, 0.04f);
+float gpu_count_band(float ui_scale) { return 6.0f * 15.0f * ui_scale; }
+
+Camera below_band(Camera cam, glm::vec2 viewport, float top_px) {
+  // `cam` was fitted to the viewport less the band: the same scale, the view grown upwards.
+  const float wpp = cam.world_per_pixel();
+  cam.viewport = viewport;
+  cam.height = wpp * viewport.y;
+  cam.center.y += 0.5f * top_px * wpp;
+  return cam;
+}
+
+Camera field_camera(const FieldLayout& layout, glm::vec2 viewport, float ui_scale) {
+  const float band = std::min(gpu_count_band(ui_scale), 0.4f * viewport.y);
+  const glm::vec2 under{viewport.x, std::max(1.0f, viewport.y - band)};
+  return below_band(Camera::fit(layout.bounds(), under, 0.04f), viewport, band);
 }
 
 int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp) {
@@ -78,7 +88,7 @@ void draw_field_behind(Canvas& c, const FieldLayout& layout, float fade, float w
   draw_field(c, layout, d, wpp);
 }
 
-Camera FieldChapter::camera(glm::vec2 viewport, float) const { return field_camera(layout_, viewport); }
+Camera FieldChapter::camera(glm::vec2 viewport, float) const { return field_camera(layout_, viewport, ui_scale_); }
 
 void FieldChapter::draw(const SceneFrame& f, const Camera& cam) {
   FieldDraw d;
@@ -126,7 +136,7 @@ Camera GpuChapter::closeup(glm::vec2 viewport) const {
 }
 
 Camera GpuChapter::camera(glm::vec2 viewport, float t) const {
-  return dive(field_camera(layout_, viewport), closeup(viewport), phase(t, 0.2f, 2.4f, Ease::InOutCubic));
+  return dive(field_camera(layout_, viewport, ui_scale_), closeup(viewport), phase(t, 0.2f, 2.4f, Ease::InOutCubic));
 }
 
 void GpuChapter::draw(const SceneFrame& f, const Camera& cam) {

@@ -43,7 +43,13 @@ struct FieldDraw {
   std::vector<int> also_hidden;  // more GPUs left out (0-based), e.g. the second stage's
 };
 int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp);
-render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport);
+// The whole field, with a band at the top of the picture for the GPU count (draw_gpu_count) at
+// this panel and text scale: the band is in pixels, so scaled-up text never reaches the chips.
+render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport, float ui_scale);
+// `cam` fitted into the picture less `top_px` rows at its top, which it leaves empty.
+render::Camera below_band(render::Camera cam, glm::vec2 viewport, float top_px);
+// Pixels at the top of the picture that the GPU count takes, with a gap under it.
+float gpu_count_band(float ui_scale);
 // The count of GPUs switched on, top right of the picture: `n` large, `label` under it. With the
 // text scaled up for a projector it can reach down over the field (`field`, world units): a
 // backing of the ground's colour then keeps it readable over the chips.

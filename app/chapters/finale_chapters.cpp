@@ -66,11 +66,13 @@ float CopiesChapter::on_at(const FieldCell& cell) {
 
 Camera CopiesChapter::field_view(glm::vec2 viewport) const {
   Rect b = layout_.bounds();
-  // Room on the left for the stage bracket, above for the count, below for the data bracket.
+  // Room on the left for the stage bracket, above for the expert bracket's line, below for the
+  // data bracket; the count has a band of pixels at the top (field_camera).
   b.min.x -= 3.4f;
   b.min.y -= 3.0f;
-  b.max.y += 1.6f;
-  return Camera::fit(b, viewport, 0.03f);
+  b.max.y += 1.2f;
+  const float band = std::min(gpu_count_band(ui_scale_), 0.4f * viewport.y);
+  return below_band(Camera::fit(b, {viewport.x, std::max(1.0f, viewport.y - band)}, 0.03f), viewport, band);
 }
 
 Camera CopiesChapter::camera(glm::vec2 viewport, float t) const {
@@ -284,7 +286,7 @@ Rect OneOf512Chapter::full_size_area() const {
 }
 
 Camera OneOf512Chapter::camera(glm::vec2 viewport, float t) const {
-  Camera field = field_camera(layout_, viewport);
+  Camera field = field_camera(layout_, viewport, ui_scale_);
   Camera gpu1 = dive(field, gpu1_view(layout_, viewport), phase(t, kDive, kDiveFor, Ease::InOutCubic));
   // Then room on the right for the full-size share.
   Rect chip = layout_.chip_rect(0), full = full_size_area();

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
       int base_calls = 0;
       for (int cells : {512, 4096, 32768}) {
         app::FieldLayout layout(cells);
-        render::Camera cam = app::field_camera(layout, {float(w), float(h)});
+        render::Camera cam = app::field_camera(layout, {float(w), float(h)}, 1.0f);
         app::FieldDraw d;  // the end state: every cell lit, GPU 1 ringed
         auto frame = [&] {
           r.begin(0, 0, w, h, render::palette::background);

@@ -2,6 +2,8 @@
 // ranks, the sweeping rows and the writing of the real run, GPU 1's share and what it costs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <string>
 
@@ -101,9 +103,11 @@ TEST(Finale, CopiesOutlineStageOneInEveryBlock) {
   FieldLayout field(512);
   HeadlessImage img = scene_shot("copies", 6.4f);
   int outlined = 0, other = 0;
+  // The outline: a box 0.07 out from the chip, its stroke drawn inside that edge.
+  const float stroke = std::max(1.5f * img.camera.world_per_pixel(), 0.035f);
   for (const FieldCell& cell : field.cells()) {
     render::Rect r = field.chip_rect(cell.gpu);
-    bool ring = amber(pixel(img, {r.center().x, r.max.y + 0.055f}));
+    bool ring = amber(pixel(img, {r.center().x, r.max.y + 0.07f - 0.5f * stroke}));
     (cell.stage == 0 ? outlined : other) += ring;
   }
   EXPECT_EQ(outlined, 64);  // the data-parallel copies of stage 1
