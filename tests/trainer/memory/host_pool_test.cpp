@@ -6,9 +6,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
 #include <vector>
 
 #include "trainer/memory/pool_warmer.h"
@@ -64,6 +70,65 @@ TEST(HostPool, HostBlocksAreAlignedAndReused) {
   v.resize(9000, 6);
   EXPECT_EQ(v[2999], 5);
   EXPECT_EQ(v[8999], 6);
+}
+
+// Threads making and freeing buffers at once, some freed by another thread than the one that
+// made them (so blocks move between the pool's stripes): no block is ever handed to two live
+// buffers (each is filled with its own pattern and checked before it goes), a zeroed one reads
+// as zero, and every byte is uncharged at the end.
+TEST(HostPool, ThreadsNeverShareABlock) {
+  MemoryTracker t;
+  constexpr int kThreads = 4, kRounds = 4000;
+  const std::size_t sizes[] = {16, 64, 1000, 1024, 4096, 20000, 70000};
+  std::mutex mu;
+  std::deque<std::pair<Buffer<float>, float>> handed;  // made by one thread, freed by another
+  std::atomic<int> bad{0};
+  auto intact = [](const Buffer<float>& b, float v) {
+    for (float x : b)
+      if (x != v) return false;
+    return true;
+  };
+  auto work = [&](int id) {
+    std::mt19937 rng(1234u + (unsigned)id);
+    std::vector<std::pair<Buffer<float>, float>> live;
+    for (int i = 0; i < kRounds; ++i) {
+      const std::size_t n = sizes[rng() % std::size(sizes)];
+      const bool zero = rng() % 2 == 0;
+      Buffer<float> b(t, MemCategory::Activations, n, zero);
+      if (zero && !all_zero(b.data(), n)) bad.fetch_add(1);
+      const float v = (float)(id * kRounds + i + 1);
+      std::fill(b.begin(), b.end(), v);
+      live.emplace_back(std::move(b), v);
+      if (live.size() > 12) {  // free one: here, or hand it to whichever thread comes next
+        const std::size_t k = rng() % live.size();
+        if (!intact(live[k].first, live[k].second)) bad.fetch_add(1);
+        if (rng() % 3 == 0) {
+          std::lock_guard<std::mutex> lk(mu);
+          handed.push_back(std::move(live[k]));
+        }
+        live.erase(live.begin() + (std::ptrdiff_t)k);
+      }
+      std::pair<Buffer<float>, float> theirs;
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (!handed.empty() && rng() % 2 == 0) {
+          theirs = std::move(handed.front());
+          handed.pop_front();
+        }
+      }
+      if (theirs.first.size() && !intact(theirs.first, theirs.second)) bad.fetch_add(1);
+    }
+    for (auto& [b, v] : live)
+      if (!intact(b, v)) bad.fetch_add(1);
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) threads.emplace_back(work, i);
+  for (auto& th : threads) th.join();
+  for (auto& [b, v] : handed)
+    if (!intact(b, v)) bad.fetch_add(1);
+  handed.clear();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(t.current(MemCategory::Activations), 0);
 }
 
 #if !defined(__SANITIZE_ADDRESS__)
