@@ -15,21 +15,31 @@ namespace onegpu::app {
 using namespace render;
 using T = FieldTimeline;
 
-float gpu_count_band(float ui_scale) { return 6.0f * 15.0f * ui_scale; }
+namespace {
+float count_unit(float ui_scale) { return 15.0f * ui_scale; }  // the count's label size, pixels
+// The count's number: its baseline's right end, screen canvas pixels.
+glm::vec2 count_at(glm::vec2 viewport, float ui_scale) {
+  const float s = count_unit(ui_scale);
+  return {viewport.x - 2.0f * s, viewport.y - 3.2f * s};
+}
+}  // namespace
 
-Camera below_band(Camera cam, glm::vec2 viewport, float top_px) {
-  // `cam` was fitted to the viewport less the band: the same scale, the view grown upwards.
+float gpu_count_band(float ui_scale) { return 6.0f * count_unit(ui_scale); }
+
+Camera fit_below_count(const Rect& r, glm::vec2 viewport, float margin, float ui_scale) {
+  // Fitted to the viewport less the band (at most 40% of it), then the view grown upwards at the
+  // same scale.
+  const float band = std::min(gpu_count_band(ui_scale), 0.4f * viewport.y);
+  Camera cam = Camera::fit(r, {viewport.x, std::max(1.0f, viewport.y - band)}, margin);
   const float wpp = cam.world_per_pixel();
   cam.viewport = viewport;
   cam.height = wpp * viewport.y;
-  cam.center.y += 0.5f * top_px * wpp;
+  cam.center.y += 0.5f * band * wpp;
   return cam;
 }
 
 Camera field_camera(const FieldLayout& layout, glm::vec2 viewport, float ui_scale) {
-  const float band = std::min(gpu_count_band(ui_scale), 0.4f * viewport.y);
-  const glm::vec2 under{viewport.x, std::max(1.0f, viewport.y - band)};
-  return below_band(Camera::fit(layout.bounds(), under, 0.04f), viewport, band);
+  return fit_below_count(layout.bounds(), viewport, 0.04f, ui_scale);
 }
 
 int draw_field(Canvas& c, const FieldLayout& layout, const FieldDraw& d, float wpp) {
@@ -101,8 +111,8 @@ void FieldChapter::draw(const SceneFrame& f, const Camera& cam) {
 }
 
 Rect gpu_count_box(glm::vec2 viewport, float ui_scale, float text_w) {
-  const float s = 15.0f * ui_scale, pad = 0.5f * s;
-  const glm::vec2 at{viewport.x - 2.0f * s, viewport.y - 3.2f * s};  // the number's baseline, right end
+  const float s = count_unit(ui_scale), pad = 0.5f * s;
+  const glm::vec2 at = count_at(viewport, ui_scale);
   return {{at.x - text_w - pad, at.y - 1.75f * s - pad}, {at.x + pad, at.y + 2.0f * s + pad}};
 }
 
@@ -115,8 +125,8 @@ bool gpu_count_covers_field(const Camera& cam, const Rect& field, glm::vec2 view
 
 void draw_gpu_count(const SceneFrame& f, const Camera& cam, const Rect& field, int n, std::string_view label,
                     float alpha) {
-  const float s = 15.0f * f.ui_scale;
-  const glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
+  const float s = count_unit(f.ui_scale);
+  const glm::vec2 at = count_at(f.viewport, f.ui_scale);
   const std::string num = std::to_string(n);
   const float w = std::max(f.screen.text_width(num, 2.6f * s), f.screen.text_width(label, s));
   const Rect box = gpu_count_box(f.viewport, f.ui_scale, w);

@@ -1,7 +1,7 @@
 #pragma once
-#include <string_view>
 // Scenes 1 and 2: the field of 512 GPUs switching on around GPU 1, then the dive into GPU 1.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/chapters/chapter.h"
@@ -46,8 +46,8 @@ int draw_field(render::Canvas& c, const FieldLayout& layout, const FieldDraw& d,
 // The whole field, with a band at the top of the picture for the GPU count (draw_gpu_count) at
 // this panel and text scale: the band is in pixels, so scaled-up text never reaches the chips.
 render::Camera field_camera(const FieldLayout& layout, glm::vec2 viewport, float ui_scale);
-// `cam` fitted into the picture less `top_px` rows at its top, which it leaves empty.
-render::Camera below_band(render::Camera cam, glm::vec2 viewport, float top_px);
+// `r` fitted (with `margin`) into the picture less that band at its top, which it leaves empty.
+render::Camera fit_below_count(const render::Rect& r, glm::vec2 viewport, float margin, float ui_scale);
 // Pixels at the top of the picture that the GPU count takes, with a gap under it.
 float gpu_count_band(float ui_scale);
 // The count of GPUs switched on, top right of the picture: `n` large, `label` under it. With the
