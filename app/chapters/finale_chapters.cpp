@@ -69,10 +69,9 @@ Camera CopiesChapter::field_view(glm::vec2 viewport) const {
   // Room on the left for the stage bracket, above for the expert bracket's line, below for the
   // data bracket; the count has a band of pixels at the top (field_camera).
   b.min.x -= 3.4f;
-  b.min.y -= 3.0f;
+  b.min.y -= 3.0f + std::max(0.0f, ui_scale_ - 1.0f);  // the three lines grow with the text
   b.max.y += 1.2f;
-  const float band = std::min(gpu_count_band(ui_scale_), 0.4f * viewport.y);
-  return below_band(Camera::fit(b, {viewport.x, std::max(1.0f, viewport.y - band)}, 0.03f), viewport, band);
+  return fit_below_count(b, viewport, 0.03f, ui_scale_);
 }
 
 Camera CopiesChapter::camera(glm::vec2 viewport, float t) const {
@@ -115,7 +114,12 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   bracket(c, {x, b0.min.y}, {x, b0.max.y}, {1.0f, 0.0f}, 0.2f, w, dim);
   std::snprintf(line, sizeof line, "%d stages", plan.pp());
   c.text(line, {x - 0.25f, b0.center().y + 0.2f}, big, ink, Align::Right);
-  c.text("pipeline", {x - 0.25f, b0.center().y - 0.45f}, small, dim, Align::Right);
+  // Lines are spaced by the size they are drawn at: the text rule grows small labels (a
+  // projector's scale, a small window), and fixed spacing let them run into each other.
+  auto under = [&](float above, float below, float at_least) {
+    return std::max(at_least, 0.3f * c.text_size(above) + 1.05f * c.text_size(below));
+  };
+  c.text("pipeline", {x - 0.25f, b0.center().y + 0.2f - under(big, small, 0.65f)}, small, dim, Align::Right);
 
   // Top: one row of a block is one machine, its GPUs splitting the experts.
   float y = b0.max.y + 0.3f;
@@ -128,9 +132,11 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   bracket(c, {field.min.x, y}, {field.max.x, y}, {0.0f, 1.0f}, 0.2f, w, dim);
   std::snprintf(line, sizeof line, "data parallel: %d copies of every stage (%d blocks × %d GPUs), each reading its own microbatch",
                 plan.dp(), plan.dp() / plan.ep(), plan.ep());
-  c.text(line, {field.center().x, y - 0.7f}, small, ink, Align::Center);
+  const float line1 = y - std::max(0.7f, 0.3f + c.text_size(small));
+  c.text(line, {field.center().x, line1}, small, ink, Align::Center);
   std::snprintf(line, sizeof line, "%d stages × %d copies = %d GPUs", plan.pp(), plan.dp(), plan.world());
-  c.text(line, {field.center().x, y - 1.55f}, big * 1.2f, ink, Align::Center);
+  const float line2 = line1 - under(small, big * 1.2f, 0.85f);
+  c.text(line, {field.center().x, line2}, big * 1.2f, ink, Align::Center);
 
   // Stage 1 everywhere: 64 GPUs that each take a microbatch at the same moment.
   const float hl = phase(t, kLabels + 0.9f, 0.6f, Ease::Smooth);
@@ -142,7 +148,8 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
     }
   std::snprintf(line, sizeof line, "outlined: stage 1's %d GPUs, each starting a microbatch of its own at the same moment",
                 plan.dp());
-  c.text(line, {field.center().x, y - 2.3f}, small, with_alpha(palette::forward, hl), Align::Center);
+  c.text(line, {field.center().x, line2 - under(big * 1.2f, small, 0.75f)}, small, with_alpha(palette::forward, hl),
+         Align::Center);
   c.set_layer(0);
 }
 
