@@ -50,6 +50,13 @@ void say_if_nothing_left(int done, int last) {
                  done, last);
 }
 
+// --stop-at past the run's last step (a resume's, taken from its checkpoint) is one line.
+void check_stop_at(const TrainArgs& a, int steps) {
+  if (a.stop_at > steps)
+    throw Error("--stop-at " + std::to_string(a.stop_at) + " is past the run's last step " + std::to_string(steps) +
+                " (the checkpoint's --steps; give --steps to move it)");
+}
+
 std::string fmt_time(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
   long t = (long)(s + 0.5);
@@ -125,7 +132,7 @@ constexpr const char* kTrainAbout =
     "generated story corpus) and prints the held-out loss.\n";
 constexpr const char* kTrainFooter =
     "--steps counts from step 0, also when resuming; --stop-at stops early while the schedule\n"
-    "still spans --steps.\n"
+    "still spans --steps. A resume that names no --steps goes on to the checkpoint's own.\n"
     "--dp/--ep/--pp/--vstages/--schedule split the run over pp x dp virtual ranks (each dp rank\n"
     "takes batch/dp texts in --microbatches microbatches; the loss is over the global batch).\n"
     "Left out, --microbatches becomes pp when the pipeline needs that many, and interleaved\n"
@@ -239,7 +246,9 @@ static std::optional<TrainArgs> parse_train(const std::vector<std::string>& args
   if (!a.parallel && a.batch % a.microbatches != 0)
     throw Error("--batch (" + std::to_string(a.batch) + ") must be a multiple of --microbatches (" +
                 std::to_string(a.microbatches) + ")");
-  if (a.stop_at > a.steps) throw Error("--stop-at must not exceed --steps");
+  // A resume that names no --steps takes the checkpoint's: --stop-at is checked against those.
+  if (a.stop_at > a.steps && (a.resume.empty() || a.given.count("--steps")))
+    throw Error("--stop-at must not exceed --steps");
   // Checked in 64 bits before any rule multiplies them in int.
   if ((long long)a.dp * a.microbatches > a.batch)
     throw Error("--batch " + std::to_string(a.batch) + " is smaller than --dp x --microbatches = " +
@@ -529,7 +538,7 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
   trainer::ParallelTrainer t(mc, o, data);
   // --resume: the same split goes on from the file (one process: as on virtual ranks; several:
   // rank 0 reads it and hands each rank its part; a bad file is the same line on every process).
-  if (!a.resume.empty()) t.load(a.resume);
+  if (!a.resume.empty()) t.load(a.resume, /*keep_its_steps=*/!a.given.count("--steps"));
   const int S = a.seq > 0 ? a.seq : mc.seq_len;
   if (speaks)
     std::fprintf(stderr, "model %s split over %d ranks%s (pp=%d x dp=%d, ep=%d, vstages=%d, %s, %s link%s); %d texts of %d tokens a step\n",
@@ -549,7 +558,8 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
     else if (!error.empty())
       throw Error(error);
   }
-  const int last = a.stop_at > 0 ? a.stop_at : a.steps;
+  check_stop_at(a, t.options().steps);
+  const int last = a.stop_at > 0 ? a.stop_at : t.options().steps;
   if (speaks) say_if_nothing_left(t.steps_done(), last);
   trainer::ParallelStepResult r;
   std::deque<StepTrace> traced;
@@ -620,7 +630,8 @@ int train_main(int argc, char** argv) {
     std::unique_ptr<trainer::Trainer> t;
     std::unique_ptr<trainer::JsonlLog> log;
     if (!a.resume.empty()) {
-      t = trainer::Trainer::resume(a.resume, corpus, a.steps, a.threads, a.device);
+      // No --steps: the checkpoint's own, so the schedule goes on as it was planned.
+      t = trainer::Trainer::resume(a.resume, corpus, a.given.count("--steps") ? a.steps : 0, a.threads, a.device);
       // A resumed run keeps the checkpoint's settings; a flag that contradicts them is an error.
       const auto& o = t->options();
       auto clash = [&](const char* flag, long long mine, long long theirs) {
@@ -656,6 +667,7 @@ int train_main(int argc, char** argv) {
                  pb.total() / 1e6, 100.0 * pb.experts / pb.total(), t->train_data().tokens.size());
     if (a.device == "cuda") std::fprintf(stderr, "ops run on the GPU (CUDA backend)\n");
     if (!a.log.empty() && !log) log = open_log(a.log, -1);
+    check_stop_at(a, t->options().steps);
     const int last = a.stop_at > 0 ? a.stop_at : t->options().steps;
     say_if_nothing_left(t->steps_done(), last);
     {

@@ -24,6 +24,7 @@
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/parallel/expert_grad_rows.h"
 #include "trainer/parallel/weight_cache.h"
+#include "trainer/train/limits.h"
 
 namespace onegpu::trainer {
 
@@ -1207,7 +1208,14 @@ struct ParallelTrainer::Impl final : OpRunner {
   void save_across(const std::string& path) const;
   std::vector<std::uint8_t> pack_state(int arrays) const;
   std::vector<std::vector<float>> gather_state_to_root(int arrays) const;
-  void load_across(const std::string& path);
+  void load_across(const std::string& path, bool keep_steps);
+  // A loaded file's planned steps become the run's (0: the file does not say; the run's stay).
+  void adopt_steps(std::uint64_t planned) {
+    if (planned == 0) return;
+    if (planned > (std::uint64_t)limits::kMaxSteps) throw Error("load: the file's planned steps are out of range");
+    opt.steps = (int)planned;
+    opt.optim.total_steps = opt.steps;
+  }
   // Host-side exchanges (a step's record, checkpoints): ParallelOptions::host_comm, else comm.
   Comm& host() const { return opt.host_comm ? *opt.host_comm : *opt.comm; }
   bool stepping = false;  // a step is begun (the engines' `current` when there is one)
@@ -1922,6 +1930,7 @@ void write_checkpoint(const std::string& path, const std::vector<ParamTensor>& t
 struct LoadedState {
   std::vector<float> state[3];  // master, adam_m, adam_v
   std::uint64_t step = 0, data_rng = 0;
+  std::uint64_t planned = 0;  // the run's steps; 0 where the file does not say (older files)
 };
 LoadedState read_checkpoint(const std::string& path, const std::vector<ParamTensor>& tensors, std::int64_t count,
                             const std::string& config, const std::string& split) {
@@ -1952,6 +1961,7 @@ LoadedState read_checkpoint(const std::string& path, const std::vector<ParamTens
   };
   L.step = number("step");
   L.data_rng = number("data_rng");
+  if (f.metadata.count("steps")) L.planned = number("steps");
   return L;
 }
 
@@ -1986,6 +1996,7 @@ std::map<std::string, std::string> ParallelTrainer::Impl::checkpoint_meta() cons
   return {{"format", kParallelFormat},
           {"config", config_to_string(mc)},
           {"step", std::to_string(step_)},
+          {"steps", std::to_string(opt.steps)},  // the schedule's length, for a resume that names none
           {"data_rng", std::to_string(data_rng.state())},
           {"zero", std::to_string(opt.zero)},  // how it ran; the layout is the same
           {"split", split_of(opt, S)}};
@@ -2083,7 +2094,7 @@ void ParallelTrainer::Impl::save_across(const std::string& path) const {
   agree(host(), error);
 }
 
-void ParallelTrainer::Impl::load_across(const std::string& path) {
+void ParallelTrainer::Impl::load_across(const std::string& path, bool keep_steps) {
   LoadedState L;
   std::string error;
   if (me == 0) {
@@ -2104,8 +2115,8 @@ void ParallelTrainer::Impl::load_across(const std::string& path) {
     host().group([&] {
       for (int r = 1; r < (int)ranks.size(); ++r) {
         Packer pk;
-        const std::uint64_t head[2] = {L.step, L.data_rng};
-        pk.put(head, 2);
+        const std::uint64_t head[3] = {L.step, L.data_rng, L.planned};
+        pk.put(head, 3);
         const auto& q = asked[(std::size_t)r];
         std::vector<std::int64_t> fn(q.size() / sizeof(std::int64_t));
         if (!fn.empty()) std::memcpy(fn.data(), q.data(), fn.size() * sizeof(std::int64_t));
@@ -2121,13 +2132,14 @@ void ParallelTrainer::Impl::load_across(const std::string& path) {
   } else {
     std::size_t n = 0;
     for (const StatePart& p : parts) n += (std::size_t)p.n;
-    answer.resize(2 * sizeof(std::uint64_t) + 3 * n * sizeof(float));
+    answer.resize(3 * sizeof(std::uint64_t) + 3 * n * sizeof(float));
     host().recv(answer.data(), answer.size(), 0);
     Unpacker u{answer};
-    std::uint64_t head[2];
-    u.get(head, 2);
+    std::uint64_t head[3];
+    u.get(head, 3);
     L.step = head[0];
     L.data_rng = head[1];
+    L.planned = head[2];
     for (auto& a : L.state) {
       a.assign((std::size_t)full_count(whole_tensors), 0.f);
       for (const StatePart& p : parts) u.get(a.data() + p.full, (std::size_t)p.n);
@@ -2141,6 +2153,7 @@ void ParallelTrainer::Impl::load_across(const std::string& path) {
   scatter_state(mine, zero1(), StateArray::AdamV, L.state[2]);
   step_ = (int)L.step;
   data_rng.set_state(L.data_rng);
+  if (keep_steps) adopt_steps(L.planned);
 }
 
 void ParallelTrainer::save(const std::string& path) const {
@@ -2154,10 +2167,10 @@ void ParallelTrainer::save(const std::string& path) const {
                    I.checkpoint_meta());
 }
 
-void ParallelTrainer::load(const std::string& path) {
+void ParallelTrainer::load(const std::string& path, bool keep_its_steps) {
   Impl& I = *impl_;
   if (I.current || I.stepping) throw Error("load: a step is in progress");
-  if (I.opt.comm) return I.load_across(path);
+  if (I.opt.comm) return I.load_across(path, keep_its_steps);
   std::vector<ParamTensor> tensors;
   for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
   const LoadedState L = read_checkpoint(path, tensors, full_count(tensors), config_to_string(I.mc), split_of(I.opt, I.S));
@@ -2166,6 +2179,7 @@ void ParallelTrainer::load(const std::string& path) {
   scatter_state(I.ranks, I.zero1(), StateArray::AdamV, L.state[2]);
   I.step_ = (int)L.step;
   I.data_rng.set_state(L.data_rng);
+  if (keep_its_steps) I.adopt_steps(L.planned);
 }
 
 bool ParallelTrainer::replicas_agree() const {

@@ -188,8 +188,11 @@ class ParallelTrainer {
   // may differ). One process per rank: both are collectives and the file is the one the same
   // split on virtual ranks writes (rank 0 gathers and writes it; rank 0 reads it and hands each
   // rank its part); a failure is the same Error on every process.
+  // The file also records the run's planned steps (the schedule's length). keep_its_steps: the
+  // run takes them as its own (a resume that names no --steps goes on as it was planned); a
+  // file written before they were recorded leaves the run's.
   void save(const std::string& path) const;
-  void load(const std::string& path);
+  void load(const std::string& path, bool keep_its_steps = false);
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.
   bool replicas_agree() const;
   // Token rows (token × chosen expert) `rank` sent to experts on other ranks in the forward

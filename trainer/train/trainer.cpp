@@ -282,8 +282,10 @@ void Trainer::load_state(const safetensors::File& f, bool with_optimizer) {
 std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& corpus, int steps, int threads,
                                          const std::string& device) {
   Loaded L = open_checkpoint(path);
+  if (steps < 0) throw Error("--steps must be positive, got " + std::to_string(steps));
   TrainOptions opt = L.opt;
-  opt.steps = steps;
+  if (steps > 0) opt.steps = steps;
+  steps = opt.steps;
   opt.threads = threads;
   opt.device = device;
   if (steps < L.step)

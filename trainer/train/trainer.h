@@ -48,7 +48,8 @@ class Trainer {
   // model.vocab is set from the tokenizer.
   Trainer(ModelConfig model, const TrainOptions& opt, BpeTokenizer tok, const Corpus& corpus);
   // Resume from a checkpoint: model, tokenizer, optimizer state, step, data RNG and the options
-  // it was trained with; `steps` (total, counting those done) and `threads` may change.
+  // it was trained with; `steps` (total, counting those done; 0: the checkpoint's own, so the
+  // schedule goes on as it was planned) and `threads` may change.
   // Throws Error for a missing, corrupt or mismatched file.
   static std::unique_ptr<Trainer> resume(const std::string& path, const Corpus& corpus, int steps,
                                          int threads = 1, const std::string& device = "cpu");

@@ -147,7 +147,8 @@ TEST(Training, StepReportsMemoryByCategoryAndSchedule) {
 }
 
 TEST(Checkpoint, CorruptTruncatedOrIncompleteFilesAreClearErrors) {
-  Trainer t(small_model(), opts(2, 1), small_tokenizer(), small_corpus());
+  Trainer t(small_model(), opts(3, 1), small_tokenizer(), small_corpus());
+  t.step();
   t.step();
   const onegpu::trainer::testing::TempDir dir;
   auto path = dir.file("ck.safetensors");
@@ -190,8 +191,11 @@ TEST(Checkpoint, CorruptTruncatedOrIncompleteFilesAreClearErrors) {
   safetensors::File empty;
   safetensors::save(empty, bad);
   EXPECT_THROW(Trainer::load_for_inference(bad), Error);
-  // --steps below the checkpoint's step.
-  EXPECT_THROW(Trainer::resume(path, small_corpus(), 0, 1), Error);
+  // --steps below the checkpoint's step (2), or not positive.
+  EXPECT_THROW(Trainer::resume(path, small_corpus(), 1, 1), Error);
+  EXPECT_THROW(Trainer::resume(path, small_corpus(), -1, 1), Error);
+  // No --steps (0): the checkpoint's own, 3.
+  EXPECT_EQ(Trainer::resume(path, small_corpus(), 0, 1)->options().steps, 3);
   std::remove(path.c_str());
   std::remove(bad.c_str());
 }
