@@ -42,9 +42,13 @@ class Chapter {
   // The panel and text scale the picture is drawn at (the app sets it before camera()): a camera
   // may leave room for screen text, which grows with it.
   void set_ui_scale(float s) { ui_scale_ = s; }
+  // The text rule's smallest em in pixels (render/text_rule.h; the app sets it before camera()):
+  // a camera that leaves room for labels knows how big the rule will draw them.
+  void set_min_label_px(float px) { min_label_px_ = px; }
 
  protected:
   float ui_scale_ = 1.0f;
+  float min_label_px_ = 0.0f;
 };
 
 std::unique_ptr<Chapter> make_chapter(int index);  // the scene of story()[index]; null outside it

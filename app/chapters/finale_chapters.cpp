@@ -64,14 +64,50 @@ float CopiesChapter::on_at(const FieldCell& cell) {
   return kCopy + (cell.replica - 1) * kCopyEvery + 0.012f * (cell.stage * FieldLayout::kBlockSide + cell.column) * 0.3f;
 }
 
+namespace {
+// Where the data bracket and the three lines under the field sit, as depths below its bottom
+// edge, for text drawn `ts(size)` big: the one place that spaces them, for the drawing and for
+// the view that leaves them room. Lines are spaced by the size they are drawn at: the text rule
+// grows small labels (a projector's scale, a small window), and fixed spacing let them collide.
+struct LinesBelow {
+  float bracket, first, second, third, bottom;
+};
+constexpr float kBig = 0.55f, kSmall = 0.4f;
+template <class TextSize>
+LinesBelow lines_below(TextSize ts) {
+  auto under = [&](float above, float below, float at_least) {
+    return std::max(at_least, 0.3f * ts(above) + 1.05f * ts(below));
+  };
+  LinesBelow l;
+  l.bracket = 0.45f;
+  l.first = l.bracket + std::max(0.7f, 0.3f + ts(kSmall));
+  l.second = l.first + under(kSmall, kBig * 1.2f, 0.85f);
+  l.third = l.second + under(kBig * 1.2f, kSmall, 0.75f);
+  l.bottom = l.third + 0.25f * ts(kSmall) + 0.1f;  // the last line's descent, and a margin
+  return l;
+}
+}  // namespace
+
 Camera CopiesChapter::field_view(glm::vec2 viewport) const {
   Rect b = layout_.bounds();
   // Room on the left for the stage bracket, above for the expert bracket's line, below for the
-  // data bracket; the count has a band of pixels at the top (field_camera).
+  // data bracket and its lines; the count has a band of pixels at the top (field_camera).
   b.min.x -= 3.4f;
-  b.min.y -= 3.0f + std::max(0.0f, ui_scale_ - 1.0f);  // the three lines grow with the text
   b.max.y += 1.2f;
-  return fit_below_count(b, viewport, 0.03f, ui_scale_);
+  const float edge = b.min.y;
+  // The lines are as big as the text rule draws them at this view's scale, which depends on the
+  // room left for them: a few rounds settle it (each round's room is at least the last's).
+  float room = 3.0f;
+  Camera cam;
+  for (int round = 0; round < 5; ++round) {
+    b.min.y = edge - room;
+    cam = fit_below_count(b, viewport, 0.03f, ui_scale_);
+    const float min_em = min_label_px_ * cam.world_per_pixel();
+    const float need = lines_below([&](float size) { return std::max(size, min_em); }).bottom;
+    if (need <= room + 0.01f) break;
+    room = need;
+  }
+  return cam;
 }
 
 Camera CopiesChapter::camera(glm::vec2 viewport, float t) const {
@@ -104,7 +140,7 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   if (a <= 0.0f) return;
   c.set_layer(2);
   const Rect field = layout_.bounds();
-  const float w = std::max(1.5f * wpp, 0.03f), big = 0.55f, small = 0.4f;
+  const float w = std::max(1.5f * wpp, 0.03f), big = kBig, small = kSmall;
   const glm::vec4 ink = with_alpha(palette::text, a), dim = with_alpha(palette::text_dim, a);
   char line[160];
 
@@ -114,12 +150,8 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   bracket(c, {x, b0.min.y}, {x, b0.max.y}, {1.0f, 0.0f}, 0.2f, w, dim);
   std::snprintf(line, sizeof line, "%d stages", plan.pp());
   c.text(line, {x - 0.25f, b0.center().y + 0.2f}, big, ink, Align::Right);
-  // Lines are spaced by the size they are drawn at: the text rule grows small labels (a
-  // projector's scale, a small window), and fixed spacing let them run into each other.
-  auto under = [&](float above, float below, float at_least) {
-    return std::max(at_least, 0.3f * c.text_size(above) + 1.05f * c.text_size(below));
-  };
-  c.text("pipeline", {x - 0.25f, b0.center().y + 0.2f - under(big, small, 0.65f)}, small, dim, Align::Right);
+  const float pipeline_gap = std::max(0.65f, 0.3f * c.text_size(big) + 1.05f * c.text_size(small));
+  c.text("pipeline", {x - 0.25f, b0.center().y + 0.2f - pipeline_gap}, small, dim, Align::Right);
 
   // Top: one row of a block is one machine, its GPUs splitting the experts.
   float y = b0.max.y + 0.3f;
@@ -128,15 +160,14 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.text(line, {b0.center().x, y + 0.25f}, small, ink, Align::Center);
 
   // Bottom: every stage row, over all blocks, is the data-parallel copies of that stage.
-  y = field.min.y - 0.45f;
+  const LinesBelow below = lines_below([&](float size) { return c.text_size(size); });
+  y = field.min.y - below.bracket;
   bracket(c, {field.min.x, y}, {field.max.x, y}, {0.0f, 1.0f}, 0.2f, w, dim);
   std::snprintf(line, sizeof line, "data parallel: %d copies of every stage (%d blocks × %d GPUs), each reading its own microbatch",
                 plan.dp(), plan.dp() / plan.ep(), plan.ep());
-  const float line1 = y - std::max(0.7f, 0.3f + c.text_size(small));
-  c.text(line, {field.center().x, line1}, small, ink, Align::Center);
+  c.text(line, {field.center().x, field.min.y - below.first}, small, ink, Align::Center);
   std::snprintf(line, sizeof line, "%d stages × %d copies = %d GPUs", plan.pp(), plan.dp(), plan.world());
-  const float line2 = line1 - under(small, big * 1.2f, 0.85f);
-  c.text(line, {field.center().x, line2}, big * 1.2f, ink, Align::Center);
+  c.text(line, {field.center().x, field.min.y - below.second}, big * 1.2f, ink, Align::Center);
 
   // Stage 1 everywhere: 64 GPUs that each take a microbatch at the same moment.
   const float hl = phase(t, kLabels + 0.9f, 0.6f, Ease::Smooth);
@@ -148,8 +179,7 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
     }
   std::snprintf(line, sizeof line, "outlined: stage 1's %d GPUs, each starting a microbatch of its own at the same moment",
                 plan.dp());
-  c.text(line, {field.center().x, line2 - under(big * 1.2f, small, 0.75f)}, small, with_alpha(palette::forward, hl),
-         Align::Center);
+  c.text(line, {field.center().x, field.min.y - below.third}, small, with_alpha(palette::forward, hl), Align::Center);
   c.set_layer(0);
 }
 

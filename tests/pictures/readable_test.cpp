@@ -138,6 +138,30 @@ TEST(Readable, EveryChapterLabelIsAtLeastTheMinimumAndStaysInItsArea) {
   expect_every_chapter_readable(2.0f);
 }
 
+// Chapter 27 at its end, the camera still: every word lies wholly inside the picture, the three
+// lines under the field too, at a projector's text scales and in small windows (at scale 2 in a
+// 1024x640 window the last line ran under the caption panel; the rule above passes over a label
+// that is only partly in view, as during a camera move).
+TEST(Readable, CopiesWordsStayInThePictureAtEveryTextScale) {
+  const int chapter = find_chapter("copies");
+  for (float scale : {1.0f, 1.6f, 2.0f}) {
+    StoryApp s(scale);
+    const float end = s.app->chapter(chapter).duration();
+    for (Size sz : {Size{1024, 600}, Size{1024, 640}, Size{1280, 720}, Size{1600, 900}}) {
+      s.frame(chapter, end, sz);
+      const PixelRect scene = s.app->scene_rect();
+      const render::Rect picture{{0.0f, 0.0f}, {float(scene.w), float(scene.h)}};
+      int words = 0;
+      for (const render::LabelRecord& l : s.app->labels().labels()) {
+        if (l.text.empty() || l.alpha < 0.05f) continue;
+        ++words;
+        EXPECT_TRUE(inside(l.box, picture, 1.0f)) << sz.w << "x" << sz.h << " scale " << scale << ": " << describe(l);
+      }
+      EXPECT_GE(words, 6) << sz.w << "x" << sz.h << " scale " << scale;
+    }
+  }
+}
+
 // The Lab's ranks view draws its words through the same canvas: the same rule holds there, on
 // a pp=2 dp=2 ep=2 run after one step.
 TEST(Readable, LabLabelsFollowTheSameRule) {
