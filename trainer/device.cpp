@@ -1,5 +1,8 @@
 #include "trainer/device.h"
 
+#include <algorithm>
+#include <map>
+
 #include "trainer/error.h"
 #ifdef ONEGPU_HAVE_CUDA
 #include "trainer/cuda/cuda_backend.h"
@@ -37,6 +40,29 @@ const char* matmul_math_name(MatmulMath m) {
     case MatmulMath::bf16: return "bf16";
     default: return "fp32";
   }
+}
+
+std::vector<OpTotal> total_by_op(const std::vector<std::pair<std::string, double>>& spans_ms) {
+  std::map<std::string, OpTotal> by;
+  for (const auto& [name, ms] : spans_ms) {
+    OpTotal& t = by[name];
+    t.name = name;
+    t.ms += ms;
+    ++t.count;
+  }
+  std::vector<OpTotal> out;
+  for (auto& [name, t] : by) out.push_back(t);
+  std::stable_sort(out.begin(), out.end(), [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
+  return out;
+}
+
+std::vector<OpTotal> device_op_profile(Backend& b) {
+#ifdef ONEGPU_HAVE_CUDA
+  return total_by_op(cuda_op_spans(b));
+#else
+  (void)b;
+  return {};
+#endif
 }
 
 std::unique_ptr<Backend> make_device_backend(MemoryTracker& tracker, MatmulMath math, int device) {

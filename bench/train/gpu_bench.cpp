@@ -3,13 +3,17 @@
 // `story` and `wide`, with the matmuls in fp32, in TF32 and with bf16 inputs (device.h: MatmulMath). Random tokens: the shapes, not the
 // text, set the cost. Each figure is the best of 3 timed windows of `steps` steps, each window
 // ending when the device is idle. scripts/device-check runs it.
-// Usage: bench_train_gpu [steps] [story|wide]   (one line per model and precision)
+// Usage: bench_train_gpu [steps] [story|wide] [fp32|tf32|bf16]   (one line per model and precision)
+// With ONEGPU_CUDA_PROFILE=1 each run then times one more step op by op (trainer/device.h:
+// device_op_profile) and prints a `profile` line an op name, largest first, and one for the step's
+// wall time against the ops' total; the events slow the timed windows a little.
 // Exit 2 with one line where there is no CUDA device.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/device.h"
@@ -27,6 +31,8 @@ namespace {
 struct Result {
   double tokens_per_s = 0, tflops = 0, step_ms = 0;
   MemStats mem;
+  std::vector<OpTotal> profile;  // one step's, with ONEGPU_CUDA_PROFILE
+  double profiled_step_ms = 0;
 };
 
 Result run(const std::string& name, int B, int steps, MatmulMath math) {
@@ -48,7 +54,8 @@ Result run(const std::string& name, int B, int steps, MatmulMath math) {
   be->sync();
   mt.reset_peaks();
   double best = 1e300;
-  for (int w = 0, i = 1; w < 3; ++w) {
+  int i = 1;
+  for (int w = 0; w < 3; ++w) {
     auto t0 = clk::now();
     for (int j = 0; j < steps; ++j) step(i++);
     be->sync();
@@ -59,6 +66,14 @@ Result run(const std::string& name, int B, int steps, MatmulMath math) {
   r.tflops = r.tokens_per_s * onegpu::bench::train_flops_per_token(c) / 1e12;
   r.step_ms = 1e3 * best / steps;
   r.mem = mt.stats();
+  if (std::getenv("ONEGPU_CUDA_PROFILE")) {
+    device_op_profile(*be);  // the windows' spans: dropped
+    auto t0 = clk::now();
+    step(i++);
+    be->sync();
+    r.profiled_step_ms = 1e3 * std::chrono::duration<double>(clk::now() - t0).count();
+    r.profile = device_op_profile(*be);
+  }
   return r;
 }
 
@@ -67,6 +82,7 @@ Result run(const std::string& name, int B, int steps, MatmulMath math) {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
   const std::string only = argc > 2 ? argv[2] : "";
+  const std::string only_math = argc > 3 ? argv[3] : "";
   if (steps <= 0) {
     std::fprintf(stderr, "bench_train_gpu: steps must be positive\n");
     return 2;
@@ -87,6 +103,7 @@ int main(int argc, char** argv) {
     for (Case k : {Case{"story", 64}, Case{"wide", 8}})
       for (MatmulMath math : {MatmulMath::fp32, MatmulMath::tf32, MatmulMath::bf16}) {
         if (!only.empty() && only != k.model) continue;
+        if (!only_math.empty() && only_math != matmul_math_name(math)) continue;
         Result r = run(k.model, k.batch, steps, math);
         const double mfu = g.bf16_dense_tflops > 0 ? r.tflops / g.bf16_dense_tflops : 0.0;
         std::printf("onegpu_gpu model=%s batch=%d math=%s tokens_per_s=%.0f step_ms=%.1f tflops=%.2f mfu_bf16=%.4f "
@@ -94,6 +111,14 @@ int main(int argc, char** argv) {
                     k.model, k.batch, matmul_math_name(math), r.tokens_per_s, r.step_ms, r.tflops, mfu,
                     r.mem.peak[0] / 1073741824.0, r.mem.peak[1] / 1073741824.0, r.mem.peak[2] / 1073741824.0,
                     r.mem.peak[3] / 1073741824.0);
+        double ops_ms = 0;
+        for (const OpTotal& o : r.profile) ops_ms += o.ms;
+        if (!r.profile.empty())
+          std::printf("profile model=%s math=%s step_ms=%.2f ops_ms=%.2f (an op's span includes any wait for the host before it)\n",
+                      k.model, matmul_math_name(math), r.profiled_step_ms, ops_ms);
+        for (const OpTotal& o : r.profile)
+          std::printf("profile model=%s math=%s op=\"%s\" count=%d ms=%.3f share=%.3f\n", k.model, matmul_math_name(math),
+                      o.name.c_str(), o.count, o.ms, ops_ms > 0 ? o.ms / ops_ms : 0.0);
         std::fflush(stdout);
       }
   } catch (const Error& e) {

@@ -10,6 +10,9 @@
 //   >>memory      unified memory for the tracker
 //   >>backend     the Backend on a stream (>>timing: CUDA events per engine op)
 //   >>info        device name and peak for the benchmark
+#include <cstdlib>
+#include <utility>
+#include <vector>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -560,6 +563,8 @@ class CudaBackend final : public Backend {
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
+    for (auto& [name, e] : prof_) cudaEventDestroy(e);
+    if (prof_origin_) cudaEventDestroy(prof_origin_);
     if (blas_) cublas().destroy(blas_);
     for (auto& s : stage_) cudaFree(s.p);
     cudaFreeHost(host_result_);
@@ -590,6 +595,7 @@ class CudaBackend final : public Backend {
     const int ldb = transB ? K : N, lda = transA ? M : K;
     if (!bf16_) {
       check_blas(cublas().sgemm(blas_, opb, opa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "sgemm");
+      done("matmul (cuBLAS)");
       return;
     }
     // Both inputs rounded to bf16 in the scratch, laid out as they were (same leading dimensions).
@@ -598,44 +604,45 @@ class CudaBackend final : public Backend {
     std::uint16_t* b16 = a16 + na;
     k_round_bf16<<<blocks_for(na), kThreads, 0, stream_>>>(A, a16, na);
     k_round_bf16<<<blocks_for(nb), kThreads, 0, stream_>>>(B, b16, nb);
-    check_launch("matmul (inputs to bf16)");
+    done("matmul (inputs to bf16)");
     check_blas(cublas().gemm_ex(blas_, opb, opa, N, M, K, &alpha, b16, CUDA_R_16BF, ldb, a16, CUDA_R_16BF, lda, &beta, C,
                                 CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "gemm (bf16)");
+    done("matmul (cuBLAS, bf16)");
   }
 
   void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int T, int D, float eps) override {
     if (T <= 0) return;
     k_rmsnorm_forward<<<T, row_threads(D), 0, stream_>>>(x, g, y, rstd, D, eps);
-    check_launch("rmsnorm_forward");
+    done("rmsnorm_forward");
   }
   void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
                         int T, int D) override {
     if (T <= 0) return;
     if (dx) {
       k_rmsnorm_backward_dx<<<T, row_threads(D), 0, stream_>>>(x, g, rstd, dy, dx, D);
-      check_launch("rmsnorm_backward");
+      done("rmsnorm_backward");
     }
     if (!dg) return;
     const int chunks = (T + kDgRows - 1) / kDgRows;
     if (dg_part_.size() < (std::size_t)chunks * D)
       dg_part_ = Buffer<float>(tracker_, MemCategory::Activations, (std::size_t)chunks * D, false);
     k_rmsnorm_backward_dg_part<<<dim3((D + 127) / 128, chunks), 128, 0, stream_>>>(x, rstd, dy, dg_part_.data(), T, D);
-    check_launch("rmsnorm_backward (gain parts)");
+    done("rmsnorm_backward (gain parts)");
     k_rmsnorm_backward_dg_sum<<<(D + 127) / 128, 128, 0, stream_>>>(dg_part_.data(), chunks, dg, D);
-    check_launch("rmsnorm_backward (gain)");
+    done("rmsnorm_backward (gain)");
   }
   void rope(float* qkv, int T, int S, int H, int dh, bool inverse) override {
     const std::int64_t n = (std::int64_t)T * 2 * H * (dh / 2);
     if (n <= 0) return;
     k_rope<<<blocks_for(n), kThreads, 0, stream_>>>(qkv, T, S, H, dh, inverse);
-    check_launch("rope");
+    done("rope");
   }
   void attention_forward(const float* qkv, float* out, float* probs, int B, int S, int H, int dh) override {
     if (B * H <= 0 || S <= 0) return;
     const float scale = 1.f / std::sqrt((float)dh);
     k_attention_forward<<<dim3(S, B * H), 128, dh * sizeof(float), stream_>>>(qkv, out, probs, S, H, dh, scale);
-    check_launch("attention_forward");
+    done("attention_forward");
   }
   void attention_backward(const float* qkv, const float* probs, const float* dout, float* dqkv, int B, int S, int H,
                           int dh) override {
@@ -644,25 +651,25 @@ class CudaBackend final : public Backend {
     float* dS = scratch((std::size_t)B * H * S * S);
     k_attention_backward_rows<<<dim3(S, B * H), 128, dh * sizeof(float), stream_>>>(qkv, probs, dout, dS, dqkv, S, H,
                                                                                     dh, scale);
-    check_launch("attention_backward (rows)");
+    done("attention_backward (rows)");
     const int cols = std::min(128, (dh + 31) / 32 * 32);
     k_attention_backward_cols<<<dim3(S, B * H), cols, 0, stream_>>>(qkv, probs, dout, dS, dqkv, S, H, dh);
-    check_launch("attention_backward (columns)");
+    done("attention_backward (columns)");
   }
   void softmax_rows(const float* x, float* y, int T, int N) override {
     if (T <= 0) return;
     k_softmax_rows<<<T, row_threads(N), 0, stream_>>>(x, y, N);
-    check_launch("softmax_rows");
+    done("softmax_rows");
   }
   void silu_forward(const float* u, float* a, std::int64_t n) override {
     if (n <= 0) return;
     k_silu_forward<<<blocks_for(n), kThreads, 0, stream_>>>(u, a, n);
-    check_launch("silu_forward");
+    done("silu_forward");
   }
   void silu_backward(const float* u, const float* da, float* du, std::int64_t n) override {
     if (n <= 0) return;
     k_silu_backward<<<blocks_for(n), kThreads, 0, stream_>>>(u, da, du, n);
-    check_launch("silu_backward");
+    done("silu_backward");
   }
   double cross_entropy(const float* logits, const std::int32_t* targets, float* dlogits, int T, int V,
                        float scale) override {
@@ -674,28 +681,28 @@ class CudaBackend final : public Backend {
     if (row_loss_.size() < (std::size_t)T + 1)
       row_loss_ = Buffer<double>(tracker_, MemCategory::Activations, (std::size_t)T + 1, false);
     k_cross_entropy<<<T, row_threads(V), 0, stream_>>>(logits, tg, dlogits, row_loss_.data(), V, scale);
-    check_launch("cross_entropy");
+    done("cross_entropy");
     k_sum_doubles<<<1, 1024, 0, stream_>>>(row_loss_.data(), T, row_loss_.data() + T);
-    check_launch("cross_entropy (sum)");
+    done("cross_entropy (sum)");
     return read_double(row_loss_.data() + T);  // the one number the API hands back
   }
   void embedding_forward(const float* table, const std::int32_t* tok, float* out, int T, int D) override {
     if (T <= 0) return;
     const std::int32_t* tk = on_device(tok, (std::size_t)T, 0);
     k_embedding_forward<<<blocks_for((std::int64_t)T * D), kThreads, 0, stream_>>>(table, tk, out, T, D);
-    check_launch("embedding_forward");
+    done("embedding_forward");
   }
   void embedding_backward(const std::int32_t* tok, const float* dout, float* dtable, int T, int D) override {
     if (T <= 0) return;
     const std::int32_t* tk = on_device(tok, (std::size_t)T, 0);
     k_embedding_backward<<<dim3((D + 127) / 128, kRowGroups), 128, 0, stream_>>>(tk, dout, dtable, T, D);
-    check_launch("embedding_backward");
+    done("embedding_backward");
   }
   void gather_rows(const float* src, const std::int32_t* idx, float* dst, int n, int D) override {
     if (n <= 0) return;
     const std::int32_t* ix = on_device(idx, (std::size_t)n, 0);
     k_gather_rows<<<blocks_for((std::int64_t)n * D), kThreads, 0, stream_>>>(src, ix, dst, n, D);
-    check_launch("gather_rows");
+    done("gather_rows");
   }
   void scatter_add_rows(const float* src, const std::int32_t* idx, const float* w, float* dst, int n,
                         int D) override {
@@ -703,17 +710,17 @@ class CudaBackend final : public Backend {
     const std::int32_t* ix = on_device(idx, (std::size_t)n, 0);
     const float* wd = w ? on_device(w, (std::size_t)n, 1) : nullptr;
     k_scatter_add_rows<<<dim3((D + 127) / 128, kRowGroups), 128, 0, stream_>>>(src, ix, wd, dst, n, D);
-    check_launch("scatter_add_rows");
+    done("scatter_add_rows");
   }
   void add(const float* a, float* y, std::int64_t n) override {
     if (n <= 0) return;
     k_add<<<blocks_for(n), kThreads, 0, stream_>>>(a, y, n);
-    check_launch("add");
+    done("add");
   }
   void bf16_to_f32(const std::uint16_t* src, float* dst, std::int64_t n) override {
     if (n <= 0) return;
     k_bf16_to_f32<<<blocks_for(n), kThreads, 0, stream_>>>(src, dst, n);
-    check_launch("bf16_to_f32");
+    done("bf16_to_f32");
   }
 
   void combine_backward(const float* y, const float* dout, const std::int32_t* order, const std::int32_t* token_of_row,
@@ -723,18 +730,19 @@ class CudaBackend final : public Backend {
     const std::int32_t* tr = on_device(token_of_row, (std::size_t)n, 1);
     const float* g = on_device(gate, (std::size_t)n, 2);  // gate is indexed by slot: also n entries
     k_combine_backward<<<n, row_threads(D), 0, stream_>>>(y, dout, o, tr, g, dy, dgate, D);
-    check_launch("combine_backward");
+    done("combine_backward");
   }
   void dispatch_backward(const float* dxe, const std::int32_t* row_of_slot, float* dh, int T, int k, int D) override {
     if (T <= 0 || k <= 0) return;
     const std::int32_t* rs = on_device(row_of_slot, (std::size_t)T * k, 0);
     k_dispatch_backward<<<blocks_for((std::int64_t)T * D), kThreads, 0, stream_>>>(dxe, rs, dh, T, k, D);
-    check_launch("dispatch_backward");
+    done("dispatch_backward");
   }
 
   void sync() override { check(cudaStreamSynchronize(stream_), "an earlier op failed"); }
   void copy_bytes(const void* src, void* dst, std::size_t bytes) override {
     if (bytes > 0) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "copy");
+    if (bytes > 0) done("copy");
   }
   // An event recorded on the other stream, waited for by ours: the device orders them, the
   // host goes on. The event may be destroyed at once (CUDA frees it once it has completed).
@@ -769,17 +777,19 @@ class CudaBackend final : public Backend {
   }
   void copy(const float* src, float* dst, std::int64_t n) override {
     if (n > 0) check(cudaMemcpyAsync(dst, src, (std::size_t)n * sizeof(float), cudaMemcpyDefault, stream_), "copy");
+    if (n > 0) done("copy");
   }
   void zero(float* p, std::int64_t n) override {
     if (n > 0) check(cudaMemsetAsync(p, 0, (std::size_t)n * sizeof(float), stream_), "zero");
+    if (n > 0) done("zero");
   }
   double sum_squares(const float* x, std::int64_t n) override {
     if (n <= 0) return 0.0;
     if (part_.size() < kSumBlocks + 1) part_ = Buffer<double>(tracker_, MemCategory::Activations, kSumBlocks + 1, false);
     k_sum_squares_part<<<kSumBlocks, kThreads, 0, stream_>>>(x, n, part_.data());
-    check_launch("sum_squares");
+    done("sum_squares");
     k_sum_doubles<<<1, kSumBlocks, 0, stream_>>>(part_.data(), kSumBlocks, part_.data() + kSumBlocks);
-    check_launch("sum_squares (total)");
+    done("sum_squares (total)");
     return read_double(part_.data() + kSumBlocks);
   }
   void adamw(const AdamWStep& s, float* w, float* m, float* v, const float* g, std::uint16_t* wb, std::int64_t n,
@@ -787,7 +797,37 @@ class CudaBackend final : public Backend {
     if (n <= 0) return;
     k_adamw<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, wb, n, s.scale, s.b1, s.b2, s.inv_bc1, s.inv_bc2,
                                                      s.lr, wd, s.eps);
-    check_launch("adamw");
+    done("adamw");
+  }
+
+ private:
+  // >>profile (ONEGPU_CUDA_PROFILE): an event after each op, read by take_spans().
+  bool profile_ = std::getenv("ONEGPU_CUDA_PROFILE") != nullptr;
+  std::vector<std::pair<const char*, cudaEvent_t>> prof_;  // (op, its end), queue order
+  cudaEvent_t prof_origin_ = nullptr;                       // the last span's end, kept for the next
+  // After queueing an op: its launch checked, and with profiling an event at its end.
+  void done(const char* what) {
+    check_launch(what);
+    if (!profile_) return;
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreate(&e), "profile event");
+    check(cudaEventRecord(e, stream_), "profile event");
+    prof_.push_back({what, e});
+  }
+
+ public:
+  std::vector<std::pair<std::string, double>> take_spans() {
+    std::vector<std::pair<std::string, double>> out;
+    if (prof_.empty()) return out;
+    sync();
+    for (auto& [name, e] : prof_) {
+      float ms = 0.f;
+      if (prof_origin_ && cudaEventElapsedTime(&ms, prof_origin_, e) == cudaSuccess) out.push_back({name, (double)ms});
+      if (prof_origin_) cudaEventDestroy(prof_origin_);
+      prof_origin_ = e;
+    }
+    prof_.clear();
+    return out;
   }
 
  private:
@@ -870,6 +910,11 @@ DeviceMemory& cuda_device_memory() {
 
 std::unique_ptr<Backend> make_cuda_backend(MemoryTracker& tracker, const CudaOptions& opt) {
   return std::make_unique<CudaBackend>(tracker, opt);
+}
+
+std::vector<std::pair<std::string, double>> cuda_op_spans(Backend& b) {
+  auto* c = dynamic_cast<CudaBackend*>(&b);
+  return c ? c->take_spans() : std::vector<std::pair<std::string, double>>{};
 }
 
 // ---- >>info -----------------------------------------------------------------------------------

@@ -51,6 +51,8 @@
 // transfer (no overlap); nothing here has yet run on a GPU (scripts/device-check is the first run).
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainer/memory/tracker.h"
 #include "trainer/ops/backend.h"
@@ -81,5 +83,10 @@ struct CudaDeviceInfo {
   std::size_t memory_bytes = 0;
 };
 CudaDeviceInfo cuda_device_info(int device = 0);
+
+// With ONEGPU_CUDA_PROFILE set when the backend was made: the (op name, ms) spans it recorded
+// since the last call, in queue order (trainer/device.h: device_op_profile says what a span is).
+// Waits for the device. Empty otherwise, or for a backend that is not CUDA.
+std::vector<std::pair<std::string, double>> cuda_op_spans(Backend& b);
 
 }  // namespace onegpu::trainer
