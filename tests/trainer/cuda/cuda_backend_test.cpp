@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "tests/support/adamw_step.h"
 #include "tests/support/gradcheck.h"
 #include "trainer/data/bpe_tokenizer.h"
 #include "trainer/data/story_corpus.h"
@@ -310,14 +311,7 @@ TEST_F(Cuda, SumSquaresAndAdamW) {
   auto g = random_floats(n, 22), w = random_floats(n, 23), m = random_floats(n, 24, 0.1f), v = random_floats(n, 25, 0.1f);
   for (auto& x : v) x = std::fabs(x);
   const double want = cpu_.sum_squares(g.data(), n);
-  AdamWStep s;
-  s.scale = 0.7f;
-  s.b1 = 0.9f;
-  s.b2 = 0.95f;
-  s.inv_bc1 = 1.f / (1.f - 0.9f);
-  s.inv_bc2 = 1.f / (1.f - 0.95f);
-  s.lr = 3e-3f;
-  s.eps = 1e-8f;
+  const AdamWStep s = ::onegpu::test::sample_adamw_step();
   std::vector<float> w1 = w, m1 = m, v1 = v;
   std::vector<bf16> wb(n), wb_gpu;
   cpu_.adamw(s, w1.data(), m1.data(), v1.data(), g.data(), wb.data(), n, 0.1f);

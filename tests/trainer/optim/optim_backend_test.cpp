@@ -10,6 +10,7 @@
 #include "trainer/ops/bf16.h"
 #include "trainer/ops/cpu_backend.h"
 #include "trainer/optim/adamw.h"
+#include "tests/support/adamw_step.h"
 
 using namespace onegpu::trainer;
 
@@ -62,14 +63,7 @@ TEST(OptimizerSeam, AdamWRoundsEveryStepOnItsOwn) {
     m[i] = (float)r.normal() * 0.1f;
     v[i] = std::fabs((float)r.normal()) * 0.1f;
   }
-  AdamWStep s;
-  s.scale = 0.7f;
-  s.b1 = 0.9f;
-  s.b2 = 0.95f;
-  s.inv_bc1 = 1.f / (1.f - 0.9f);
-  s.inv_bc2 = 1.f / (1.f - 0.95f);
-  s.lr = 3e-3f;
-  s.eps = 1e-8f;
+  const AdamWStep s = ::onegpu::test::sample_adamw_step();
   const float wd = 0.1f;
   std::vector<float> w1 = w, m1 = m, v1 = v;
   std::vector<bf16> wb(n);
