@@ -64,9 +64,15 @@ std::string describe(const render::LabelRecord& l) {
   return b;
 }
 
+bool overlaps(const render::Rect& a, const render::Rect& b) {
+  return a.min.x < b.max.x && b.min.x < a.max.x && a.min.y < b.max.y && b.min.y < a.max.y;
+}
+
 // Problems with the labels of the frame just drawn; `labels` counts those seen.
-// `where` names the frame in the overlap report.
-std::vector<std::string> check_labels(const App& app, Size sz, int* labels, const std::string& where) {
+// `where` names the frame in the overlap report. still: the camera has stopped (a chapter's
+// end), so a label cut by the picture's edge is not one passing by: it is a problem too.
+std::vector<std::string> check_labels(const App& app, Size sz, int* labels, const std::string& where,
+                                      bool still = false) {
   std::vector<std::string> bad;
   const PixelRect scene = app.scene_rect();
   const render::Rect picture{{0.0f, 0.0f}, {float(scene.w), float(scene.h)}};
@@ -75,7 +81,10 @@ std::vector<std::string> check_labels(const App& app, Size sz, int* labels, cons
     if (l.text.empty() || l.alpha < 0.05f) continue;  // nothing to read (yet)
     ++*labels;
     if (l.em_px < min_px - 0.01f || l.min_px < min_px - 0.01f) bad.push_back("too small: " + describe(l));
-    if (!l.in_view) continue;  // passing by during a camera move
+    if (!l.in_view) {  // passing by during a camera move, or out of the picture on purpose
+      if (still && overlaps(l.box, picture)) bad.push_back("cut by the picture's edge: " + describe(l));
+      continue;
+    }
     if (!inside(l.box, l.area, 1.0f)) bad.push_back("leaves its area: " + describe(l));
     else if (!inside(l.box, picture, 1.0f)) bad.push_back("leaves the picture: " + describe(l));
   }
@@ -115,7 +124,8 @@ std::string check_story(float scale, int* frames, int* labels) {
         ++*frames;
         std::ostringstream where;
         where << story()[i].id << " t=" << t << " " << sz.w << "x" << sz.h << " scale " << scale;
-        for (const std::string& p : check_labels(*s.app, sz, labels, where.str())) out << where.str() << ": " << p << "\n";
+        for (const std::string& p : check_labels(*s.app, sz, labels, where.str(), t == end))
+          out << where.str() << ": " << p << "\n";
       }
     }
   }
