@@ -511,7 +511,7 @@ int train_parallel(const TrainArgs& a, const std::string& note, const trainer::L
     rv = std::make_unique<trainer::Rendezvous>(le, timeout);
     comm = std::make_unique<trainer::SocketComm>(*rv, timeout);
     o.comm = comm.get();
-    if (o.device == "cuda") {  // one GPU a process, LOCAL_RANK's; never yet run on a GPU
+    if (o.device == "cuda") {  // one GPU a process, LOCAL_RANK's; not yet run across two GPUs
       o.cuda_device = le.local_rank;
       nccl = trainer::make_nccl_transport(*rv, le.local_rank, timeout);
       o.host_comm = comm.get();

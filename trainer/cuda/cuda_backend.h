@@ -48,7 +48,7 @@
 // them); the one-rank trainer's pieces are timed by waiting for the device (StepRunner), not
 // with events; a rank's handle and stream cost memory, so hundreds of virtual ranks on one GPU
 // are heavy; one process per GPU (NCCL, nccl_comm.h) waits for the backend before each
-// transfer (no overlap); nothing here has yet run on a GPU (scripts/device-check is the first run).
+// transfer (no overlap). Run once on one H200 (scripts/device-check; README, "What has run where").
 #include <memory>
 #include <string>
 #include <utility>

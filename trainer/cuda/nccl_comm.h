@@ -13,8 +13,8 @@
 // (trainer/parallel): runs across GPUs match the local path to rounding, not bitwise.
 // NCCL refuses two ranks on one GPU, so one GPU tests this path at world size 1 only (two
 // processes sharing one GPU test the rest of the per-process path over sockets instead).
-// Built only with CUDA (ONEGPU_HAVE_CUDA; elsewhere make_nccl_transport says so in one line);
-// nothing here has yet run on a GPU.
+// Built only with CUDA (ONEGPU_HAVE_CUDA; elsewhere make_nccl_transport says so in one line).
+// Run once on one H200 (README, "What has run where"): world size 1 only; two GPUs not yet.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -85,7 +85,7 @@ class NcclComm {
 //                       receive, group or flush in one NCCL group, so two ranks that send to
 //                       each other before they receive do not wait on each other
 // Sums are in NCCL's order, not rank order: runs match the virtual ranks to rounding only.
-// Compiled here; never run on a GPU yet (scripts/device-check runs its tests where one is).
+// Its tests ran once on one H200 at world size 1; across two GPUs they have not run yet.
 class NcclTransport final : public Comm {
  public:
   // Makes its own stream on the current device.

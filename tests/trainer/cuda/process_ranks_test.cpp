@@ -7,7 +7,7 @@
 //     ranks' losses to rounding (NCCL sums in its own order)
 // The ranks are fresh processes of this binary (ProcessChild.Run, told what to do through the
 // environment), never forks of a process that has touched CUDA. Each test skips ("no CUDA
-// device: ...") where no GPU is present. Nothing here has yet run on a GPU.
+// device: ...") where no GPU is present. Ran once on one H200: all but CudaTwoGpus (one GPU).
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
