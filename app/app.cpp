@@ -285,10 +285,11 @@ void App::frame(int fb_w, int fb_h, float dt, double now) {
   glm::vec2 vp{static_cast<float>(std::max(1, scene_.w)), static_cast<float>(std::max(1, scene_.h))};
   // Kept: the ground was copied in (on llvmpipe a clear of part of the frame is a shaded quad).
   renderer_.begin(scene_.x, fb_h - scene_.y - scene_.h, scene_.w, scene_.h, render::palette::background, !kept);
+  const float min_px = min_label_px(fb_h, scene_.h);
   ch.set_ui_scale(nav_.ui_scale());
-  ch.set_min_label_px(min_label_px(fb_h, scene_.h));
+  ch.set_min_label_px(min_px);
   camera_ = ch.camera(vp, t);
-  renderer_.set_text_rule(camera_, min_label_px(fb_h, scene_.h));
+  renderer_.set_text_rule(camera_, min_px);
   SceneFrame f{renderer_.world(), renderer_.screen(), vp, t, nav_.ui_scale()};
   ch.draw(f, camera_);
   renderer_.end(camera_);

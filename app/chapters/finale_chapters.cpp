@@ -73,11 +73,14 @@ struct LinesBelow {
   float bracket, first, second, third, bottom;
 };
 constexpr float kBig = 0.55f, kSmall = 0.4f;
+// From one baseline to the next, for a line of size `above` over one of size `below`.
+template <class TextSize>
+float line_gap(TextSize ts, float above, float below, float at_least) {
+  return std::max(at_least, 0.3f * ts(above) + 1.05f * ts(below));
+}
 template <class TextSize>
 LinesBelow lines_below(TextSize ts) {
-  auto under = [&](float above, float below, float at_least) {
-    return std::max(at_least, 0.3f * ts(above) + 1.05f * ts(below));
-  };
+  auto under = [&](float above, float below, float at_least) { return line_gap(ts, above, below, at_least); };
   LinesBelow l;
   l.bracket = 0.45f;
   l.first = l.bracket + std::max(0.7f, 0.3f + ts(kSmall));
@@ -150,7 +153,8 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   bracket(c, {x, b0.min.y}, {x, b0.max.y}, {1.0f, 0.0f}, 0.2f, w, dim);
   std::snprintf(line, sizeof line, "%d stages", plan.pp());
   c.text(line, {x - 0.25f, b0.center().y + 0.2f}, big, ink, Align::Right);
-  const float pipeline_gap = std::max(0.65f, 0.3f * c.text_size(big) + 1.05f * c.text_size(small));
+  const auto drawn = [&](float size) { return c.text_size(size); };
+  const float pipeline_gap = line_gap(drawn, big, small, 0.65f);
   c.text("pipeline", {x - 0.25f, b0.center().y + 0.2f - pipeline_gap}, small, dim, Align::Right);
 
   // Top: one row of a block is one machine, its GPUs splitting the experts.
@@ -160,7 +164,7 @@ void CopiesChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.text(line, {b0.center().x, y + 0.25f}, small, ink, Align::Center);
 
   // Bottom: every stage row, over all blocks, is the data-parallel copies of that stage.
-  const LinesBelow below = lines_below([&](float size) { return c.text_size(size); });
+  const LinesBelow below = lines_below(drawn);
   y = field.min.y - below.bracket;
   bracket(c, {field.min.x, y}, {field.max.x, y}, {0.0f, 1.0f}, 0.2f, w, dim);
   std::snprintf(line, sizeof line, "data parallel: %d copies of every stage (%d blocks × %d GPUs), each reading its own microbatch",

@@ -5,8 +5,8 @@
 // ending when the device is idle. scripts/device-check runs it.
 // Usage: bench_train_gpu [steps] [story|wide] [fp32|tf32|bf16]   (one line per model and precision)
 // With ONEGPU_CUDA_PROFILE=1 each run then times one more step op by op (trainer/device.h:
-// device_op_profile) and prints a `profile` line an op name, largest first, and one for the step's
-// wall time against the ops' total; the events slow the timed windows a little.
+// device_op_profile) and prints a `profile` line for the step's wall time against the ops' total,
+// then one line an op name, largest first. (Profiling slows the timed windows a little.)
 // Exit 2 with one line where there is no CUDA device.
 #include <algorithm>
 #include <chrono>

@@ -741,8 +741,9 @@ class CudaBackend final : public Backend {
 
   void sync() override { check(cudaStreamSynchronize(stream_), "an earlier op failed"); }
   void copy_bytes(const void* src, void* dst, std::size_t bytes) override {
-    if (bytes > 0) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "copy");
-    if (bytes > 0) done("copy");
+    if (bytes == 0) return;
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "copy");
+    done("copy");
   }
   // An event recorded on the other stream, waited for by ours: the device orders them, the
   // host goes on. The event may be destroyed at once (CUDA frees it once it has completed).
@@ -776,12 +777,14 @@ class CudaBackend final : public Backend {
     return ms * 1e-3;
   }
   void copy(const float* src, float* dst, std::int64_t n) override {
-    if (n > 0) check(cudaMemcpyAsync(dst, src, (std::size_t)n * sizeof(float), cudaMemcpyDefault, stream_), "copy");
-    if (n > 0) done("copy");
+    if (n <= 0) return;
+    check(cudaMemcpyAsync(dst, src, (std::size_t)n * sizeof(float), cudaMemcpyDefault, stream_), "copy");
+    done("copy");
   }
   void zero(float* p, std::int64_t n) override {
-    if (n > 0) check(cudaMemsetAsync(p, 0, (std::size_t)n * sizeof(float), stream_), "zero");
-    if (n > 0) done("zero");
+    if (n <= 0) return;
+    check(cudaMemsetAsync(p, 0, (std::size_t)n * sizeof(float), stream_), "zero");
+    done("zero");
   }
   double sum_squares(const float* x, std::int64_t n) override {
     if (n <= 0) return 0.0;

@@ -284,12 +284,11 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& 
   Loaded L = open_checkpoint(path);
   if (steps < 0) throw Error("--steps must be positive, got " + std::to_string(steps));
   TrainOptions opt = L.opt;
-  if (steps > 0) opt.steps = steps;
-  steps = opt.steps;
+  if (steps > 0) opt.steps = steps;  // else the checkpoint's own
   opt.threads = threads;
   opt.device = device;
-  if (steps < L.step)
-    throw Error("--steps " + std::to_string(steps) + " is below the checkpoint's step " + std::to_string(L.step));
+  if (opt.steps < L.step)
+    throw Error("--steps " + std::to_string(opt.steps) + " is below the checkpoint's step " + std::to_string(L.step));
   std::unique_ptr<Trainer> t(new Trainer());
   t->build(L.cfg, opt, L.tok, &corpus);
   t->load_state(L.file, true);
