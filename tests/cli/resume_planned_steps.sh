@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A resume that names no --steps goes on to the step its run planned, bit for bit as the run
 # that never stopped (the same held-out loss, printed to 4 places, and the same last loss line of
-# a split run); --stop-at past that step is one line and exit 2. One GPU, then a dp 2 split.
+# a split run); --stop-at past that step is one line and exit 2, and so is --steps below the
+# checkpoint's step. One GPU, then a dp 2 split.
 # Usage: resume_planned_steps.sh ONEGPU
 set -u
 onegpu="$1"
@@ -30,6 +31,11 @@ for split in "" "--dp 2"; do
   "$onegpu" train $args --resume "$dir/part.ckpt" --stop-at 9 >/dev/null 2>"$dir/err"; rc=$?
   [ "$rc" -eq 2 ] || fail "$what: --stop-at past the checkpoint's last step gave exit $rc"
   grep -q "stop-at 9 is past the run's last step 6" "$dir/err" || fail "$what: --stop-at 9: $(cat "$dir/err")"
+  # --steps below the checkpoint's step is the same one line for one GPU and a split run.
+  # shellcheck disable=SC2086
+  "$onegpu" train $args --resume "$dir/part.ckpt" --steps 2 >/dev/null 2>"$dir/err"; rc=$?
+  [ "$rc" -eq 2 ] || fail "$what: --steps 2 below the checkpoint's step 3 gave exit $rc"
+  grep -qx "onegpu train: error: --steps 2 is below the checkpoint's step 3" "$dir/err" || fail "$what: --steps 2: $(cat "$dir/err")"
   # --steps given moves the end.
   # shellcheck disable=SC2086
   longer=$("$onegpu" train $args --resume "$dir/part.ckpt" --steps 7 2>/dev/null) || fail "$what: --steps 7 failed"

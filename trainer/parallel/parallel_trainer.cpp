@@ -2145,6 +2145,7 @@ void ParallelTrainer::Impl::load_across(const std::string& path, bool keep_steps
       for (const StatePart& p : parts) u.get(a.data() + p.full, (std::size_t)p.n);
     }
   }
+  if (!keep_steps) limits::require_steps_reach(opt.steps, L.step);  // every process knows L.step by now
   // (Each rank holds the arrays whole, zeros outside its parts, for scatter_state: fine at the
   // sizes a host holds anyway, as master_weights() does.)
   std::span<Rank> mine(&ranks[(std::size_t)me], 1);
@@ -2174,6 +2175,7 @@ void ParallelTrainer::load(const std::string& path, bool keep_its_steps) {
   std::vector<ParamTensor> tensors;
   for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
   const LoadedState L = read_checkpoint(path, tensors, full_count(tensors), config_to_string(I.mc), split_of(I.opt, I.S));
+  if (!keep_its_steps) limits::require_steps_reach(I.opt.steps, L.step);
   scatter_state(I.ranks, I.zero1(), StateArray::Master, L.state[0]);
   scatter_state(I.ranks, I.zero1(), StateArray::AdamM, L.state[1]);
   scatter_state(I.ranks, I.zero1(), StateArray::AdamV, L.state[2]);

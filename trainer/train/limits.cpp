@@ -80,4 +80,9 @@ void require_memory(std::uint64_t need, const std::string& what, const std::stri
               " this machine has; " + hint);
 }
 
+void require_steps_reach(long long steps, long long at) {
+  if (steps < at)
+    throw Error("--steps " + std::to_string(steps) + " is below the checkpoint's step " + std::to_string(at));
+}
+
 }  // namespace onegpu::trainer::limits

@@ -54,6 +54,10 @@ std::uint64_t memory_budget();
 // --batch or more --microbatches").
 void require_memory(std::uint64_t need, const std::string& what, const std::string& hint);
 
+// A resume's last step (`steps`, from --steps) may not lie before the checkpoint's `at`: one
+// line naming both, the same for one GPU and a split run.
+void require_steps_reach(long long steps, long long at);
+
 // "1.5 GB", "640 MB", "12 KB".
 std::string bytes_text(std::uint64_t b);
 

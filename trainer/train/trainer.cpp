@@ -287,8 +287,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& path, const Corpus& 
   if (steps > 0) opt.steps = steps;  // else the checkpoint's own
   opt.threads = threads;
   opt.device = device;
-  if (opt.steps < L.step)
-    throw Error("--steps " + std::to_string(opt.steps) + " is below the checkpoint's step " + std::to_string(L.step));
+  limits::require_steps_reach(opt.steps, L.step);
   std::unique_ptr<Trainer> t(new Trainer());
   t->build(L.cfg, opt, L.tok, &corpus);
   t->load_state(L.file, true);
