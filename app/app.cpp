@@ -213,7 +213,9 @@ bool App::press_button() {
 
 bool App::busy() {
   const RunnerStatus st = JobRunner::shared().status();
-  if (!st.job.empty() || st.building || st.queued > 0 || st.mode != RunMode::Paused) return true;
+  // A by-hand command still being carried out counts: when it ends, the window owes the frames
+  // that show what it did (else a paused Lab sleeps through the end of "One step").
+  if (!st.job.empty() || st.building || st.queued > 0 || st.working || st.mode != RunMode::Paused) return true;
   return !nav_.lab_open() && !current().activity().empty();
 }
 

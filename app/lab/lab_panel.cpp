@@ -260,8 +260,13 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, const LabFont
     ImGui::PopTextWrapPos();
   } else if (last) {
     words("loss %.4f   grad norm %.3f", last->loss, last->grad_norm);
-    words("%.0f tokens/s", last->tokens_per_s);
-    words_dim("step: %.1f ms wall · %.2f ms virtual", last->wall_s * 1e3, last->virtual_s * 1e3);
+    if (last->by_hand) {
+      words_dim("stepped by hand: its wall time holds your pauses, so no tokens/s");
+      words_dim("step: %.2f ms virtual", last->virtual_s * 1e3);
+    } else {
+      words("%.0f tokens/s", last->tokens_per_s);
+      words_dim("step: %.1f ms wall · %.2f ms virtual", last->wall_s * 1e3, last->virtual_s * 1e3);
+    }
   } else {
     words_dim("no step finished yet");
   }
@@ -325,10 +330,12 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, const LabFon
   } else if (!st.in_step) {
     words_dim("\"Step one op\" begins step %d with its first op.", st.steps_done + 1);
   }
-  // The op that ran last (by hand: the one just run).
+  // The op that ran last (by hand: the one just run). The ops arrive lane by lane, so the last
+  // to arrive is not the last to end when two workers ran the step: take the latest end.
   const RunStep* cur = rs.latest();
   if (cur && !cur->ops.empty()) {
-    const OpSpan& o = cur->ops.back();
+    const OpSpan& o = *std::max_element(cur->ops.begin(), cur->ops.end(),
+                                        [](const OpSpan& a, const OpSpan& b) { return a.wend < b.wend; });
     const trainer::Plan& p = run->plan_of(cur->step);
     if (o.id < p.ops.size()) {
       ImGui::TextColored(im(render::palette::text_dim), "just ran:");

@@ -230,7 +230,9 @@ std::shared_future<void> JobRunner::post(std::string what, std::function<void()>
 
 RunnerStatus JobRunner::status() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return status_;
+  RunnerStatus s = status_;
+  s.working = busy_;
+  return s;
 }
 
 std::shared_ptr<const LiveRun> JobRunner::live() const {

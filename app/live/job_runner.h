@@ -91,6 +91,7 @@ struct RunnerStatus {
   std::int64_t next_op = -1;  // the op "step one op" runs next (-1: the next step's first)
   std::string job;            // a posted job running now ("" if none)
   std::size_t queued = 0;     // commands not yet carried out
+  bool working = false;       // a command is being carried out now: when it ends, the picture changes
 };
 
 class JobRunner {

@@ -1,6 +1,7 @@
 #include "app/live/run_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace onegpu::app {
 
@@ -150,7 +151,8 @@ void RunState::consume(const Event& e) {
       s.by_hand = e.detail != 0;
       s.virtual_s = e.virtual_end;
       s.wall_s = (double)(e.wall_end_ns - e.wall_begin_ns) * 1e-9;
-      s.tokens_per_s = s.wall_s > 0 ? (double)e.bytes / s.wall_s : 0;
+      // A step taken by hand spent most of its wall time waiting for the learner: no speed.
+      s.tokens_per_s = s.by_hand ? NAN : s.wall_s > 0 ? (double)e.bytes / s.wall_s : 0;
       close(s);
       return;
     default: return;

@@ -68,7 +68,7 @@ struct RunStep {
   std::vector<double> microbatch_loss;  // Loss events, in arrival order
   std::vector<ProbeValue> probes;       // in arrival order
   std::array<std::int64_t, trainer::kEventKindCount> bytes_by_kind{};  // per op kind, all ranks
-  double loss = 0, grad_norm = 0, tokens_per_s = 0;
+  double loss = 0, grad_norm = 0, tokens_per_s = 0;  // tokens_per_s NaN: stepped by hand
   double lr = std::nan(""), heldout = std::nan("");  // NaN: not reported (a trace; most steps' held-out)
   std::uint64_t weights_fingerprint = 0;  // FNV-1a of the weights after the update (0: not taken)
   double virtual_s = 0;           // the step on the virtual clock

@@ -4,7 +4,9 @@
 // running one untouched.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <cmath>
 #include <cstdio>
 #include <thread>
@@ -127,6 +129,9 @@ TEST(JobRunner, StepsByHandAreBitwiseTheFreeSteps) {
     ASSERT_TRUE(a && b && a->complete && b->complete);
     EXPECT_TRUE(a->by_hand);
     EXPECT_FALSE(b->by_hand);
+    // A step taken by hand waited for its learner: it shows no speed; a free step does.
+    EXPECT_TRUE(std::isnan(a->tokens_per_s));
+    EXPECT_GT(b->tokens_per_s, 0);
     EXPECT_EQ(a->loss, b->loss) << "step " << step;
     EXPECT_EQ(a->grad_norm, b->grad_norm);
     ASSERT_NE(a->weights_fingerprint, 0u);
@@ -172,6 +177,35 @@ TEST(JobRunner, PostedJobsRunOnTheRunnersThread) {
   EXPECT_NE(ran, std::this_thread::get_id());
   auto g = jr.post("failing job", [] { throw std::runtime_error("boom"); });
   EXPECT_THROW(g.get(), std::runtime_error);
+}
+
+// The window sleeps while nothing moves; it must know a command is still being carried out, or
+// it sleeps through the end of a by-hand "One step" and shows the step before it.
+TEST(JobRunner, StatusSaysWhileACommandIsCarriedOut) {
+  Watched w;
+  w.jr.configure(split(2, 1, 1, 1));
+  w.settle();
+  EXPECT_FALSE(w.jr.status().working);
+  std::promise<void> go;
+  std::shared_future<void> gate = go.get_future().share();
+  std::atomic<bool> started{false};
+  auto f = w.jr.post("held", [&] {
+    started = true;
+    gate.wait();
+  });
+  w.jr.step_whole();  // queued behind the held job
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  RunnerStatus st = w.jr.status();
+  EXPECT_TRUE(st.working);
+  EXPECT_EQ(st.steps_done, 0);
+  go.set_value();
+  f.wait();
+  w.settle();
+  st = w.jr.status();
+  EXPECT_FALSE(st.working);
+  EXPECT_EQ(st.queued, 0u);
+  EXPECT_EQ(st.steps_done, 1);  // what the window draws once the runner is idle again
+  EXPECT_FALSE(st.in_step);
 }
 
 #if defined(__linux__)
