@@ -60,7 +60,6 @@ void legend(ImDrawList* dl, float s, bool new_row) {
   }
 }
 
-
 // What the lanes are drawn from (Lab::timeline fills it once a frame).
 struct Lanes {
   const RunStep* rec;
@@ -106,6 +105,37 @@ void ruler_times(ImDrawList& dl, const Lanes& L) {
   dl.AddText(L.small, size, {L.p0.x, L.p0.y}, col(render::palette::text_faint), clock);
 }
 
+struct LaneName {
+  std::string text, gpus;  // gpus: a band's second line ("" for one lane)
+  int first, last;         // the lanes it names, [first, last)
+  int stage;
+};
+
+// The words in the lanes' label column: a name a lane ("GPU 3", or "stage 2" folded) where
+// the lanes are tall enough for the small font; else, unfolded, one per stage's band of lanes
+// ("stage 2" over "GPU 9–16" when there is room for both). None where even a band is too thin.
+std::vector<LaneName> lane_names(const Lanes& L) {
+  std::vector<LaneName> out;
+  const float fs = L.small->FontSize;
+  if (L.lane_h >= fs * 0.9f) {
+    for (int l = 0; l < L.lanes; ++l) {
+      const int stage = L.folded ? l : L.plan->layout.coord(l).stage;
+      out.push_back({(L.folded ? "stage " : "GPU ") + std::to_string(l + 1), "", l, l + 1, stage});
+    }
+    return out;
+  }
+  if (L.folded) return out;
+  for (int a = 0; a < L.lanes;) {
+    const int stage = L.plan->layout.coord(a).stage;
+    int b = a + 1;
+    while (b < L.lanes && L.plan->layout.coord(b).stage == stage) ++b;
+    if (L.lane_h * (float)(b - a) >= fs)
+      out.push_back({"stage " + std::to_string(stage + 1), "GPU " + std::to_string(a + 1) + "\u2013" + std::to_string(b), a, b, stage});
+    a = b;
+  }
+  return out;
+}
+
 // The ruler's ticks, the lanes' names and stripes, and the spans, into `dl`. whole: from scratch (the
 // runs start empty); otherwise only the spans each lane gained since runs[r].next, each lane's
 // open run of merged narrow spans carried on (drawn again, wider, over itself: it is opaque).
@@ -127,16 +157,19 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
       const float y = L.lane_y(l);
       const int stage = L.folded ? l : plan.layout.coord(l).stage;
       if (stage % 2 == 1) dl.AddRectFilled({x0, y}, {x1, y + lane_h}, col(render::palette::text, 0.025f));
-      if (lane_h >= small->FontSize * 0.9f) {
-        char name[32];
-        if (L.folded) std::snprintf(name, sizeof name, "stage %d", l + 1);
-        else std::snprintf(name, sizeof name, "GPU %d", l + 1);
-        dl.AddText(small, std::min(small->FontSize, lane_h * 0.95f), {p0.x + 4 * s, y + (lane_h - std::min(small->FontSize, lane_h)) * 0.5f},
-                   col(!L.folded && l == L.sel_rank ? render::palette::focus
-                       : stage % 2 ? render::palette::text_dim : render::palette::text_faint), name);
-      }
       if (!L.folded && L.dp > 1 && l % L.dp == 0 && l > 0)
         dl.AddLine({p0.x, y}, {x1, y}, col(render::palette::text_faint, 0.5f));
+    }
+    for (const LaneName& n : lane_names(L)) {
+      const float ya = L.lane_y(n.first), h = lane_h * (float)(n.last - n.first), fs = std::min(small->FontSize, h * 0.95f);
+      const bool two = !n.gpus.empty() && h >= 2.1f * fs;
+      const float ty = two ? ya + (h - 2.0f * fs) * 0.5f : ya + (h - std::min(small->FontSize, h)) * 0.5f;
+      const bool one_gpu = !L.folded && n.last - n.first == 1;
+      dl.AddText(small, fs, {p0.x + 4 * s, ty},
+                 col(one_gpu && n.first == L.sel_rank ? render::palette::focus
+                     : n.stage % 2 ? render::palette::text_dim : render::palette::text_faint),
+                 n.text.c_str());
+      if (two) dl.AddText(small, fs, {p0.x + 4 * s, ty + fs}, col(render::palette::text_faint), n.gpus.c_str());
     }
   }
 
@@ -427,6 +460,8 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
           folded, sel_rank_, s, fonts.small};
   std::size_t rects = 0;
   drawn_.lanes_whole = drawn_.lanes_appended = 0;
+  drawn_.lane_names.clear();
+  for (const LaneName& n : lane_names(L)) drawn_.lane_names.push_back(n.gpus.empty() ? n.text : n.text + " " + n.gpus);
   if (retained_) {
     if (!lanes_layer_) lanes_layer_ = std::make_unique<TimelineLayer>();
     TimelineLayer& tl = *lanes_layer_;

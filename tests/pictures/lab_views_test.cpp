@@ -248,5 +248,24 @@ TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
   EXPECT_GT(count(px, 360, 480, 1290, 880, fills::pink), 2000) << "and backwards";
 }
 
+// The lanes' label column names every lane while they are tall enough to read, and each
+// stage's band of lanes when they are not (64 GPUs in 1600x900): never a column of nothing.
+TEST(LabTimeline, LanesAreNamedOneByOneOrByStage) {
+  ViewsApp t;
+  t.run({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16"}, 1);
+  t.frame();
+  EXPECT_EQ(t.app->lab().drawn().lane_names, (std::vector<std::string>{"GPU 1", "GPU 2", "GPU 3", "GPU 4"}));
+  t.run({"--pp", "4", "--dp", "16", "--batch", "64", "--seq", "8", "--microbatches", "4"}, 1);
+  t.frame();
+  const LabDrawn& d = t.app->lab().drawn();
+  ASSERT_EQ(d.lanes, 64);
+  ASSERT_FALSE(d.folded);
+  EXPECT_LT(d.lane_y[0].second - d.lane_y[0].first, 13.0f) << "lanes too thin to name one by one";
+  std::vector<std::string> want;
+  for (int st = 0; st < 4; ++st)
+    want.push_back("stage " + std::to_string(st + 1) + " GPU " + std::to_string(16 * st + 1) + "\u2013" + std::to_string(16 * st + 16));
+  EXPECT_EQ(d.lane_names, want);
+}
+
 }  // namespace
 }  // namespace onegpu::app
