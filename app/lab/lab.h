@@ -77,6 +77,7 @@ struct LabDrawn {
   glm::vec2 ranks_viewport{0};
   std::vector<render::Rect> labels;  // the ranks view's words, viewport pixels (y up)
   std::vector<render::Rect> chips;   // the ranks view's chips (drawn as chips, not field cells), same pixels
+  std::vector<std::string> readout_columns;  // one rank by hand: the read-outs beside the chip ("head", "gradients", "update")
   double playhead = 0;                // the moment the ranks view showed
   std::vector<std::int32_t> rank_op;  // op id each rank ran at that moment (-1: none)
   int step = -1;                      // the step shown

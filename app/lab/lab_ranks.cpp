@@ -37,6 +37,7 @@ std::string mb(double bytes) {
 void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   drawn_.labels.clear();
   drawn_.chips.clear();
+  drawn_.readout_columns.clear();
   drawn_.ranks_viewport = vp;
   // Every word goes through here, so a test can check none overlaps another or leaves the view.
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {

@@ -76,13 +76,30 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
   const LiveRun* run = rs.run();
   if (!run) return;
   const Readout r = collect(rs, *run);
+  // Which of the three columns to draw. All three where they fit at the view's text rule;
+  // else (a small window, or text scaled up for a projector) the phase the step is in and the
+  // next one, or that phase alone: the newest of the three read-outs, a later phase on a tie.
+  enum Col { Head, Grad, Move };
+  const int newest = std::max({r.head_step, r.grad_step, r.move_step});
+  const Col now = newest < 0 || r.head_step > std::max(r.grad_step, r.move_step) ? Head
+                  : r.move_step == newest ? Move : Grad;
   // The text takes the view's size rule, but never more than its area holds: the tallest
   // column's rows in the height, about eleven letters a column in the width.
   const int rows = std::max({9, run->model.n_layers + 1, run->model.n_layers + 3});
-  const float label = std::min({label_max, area.size().y / ((float)rows * 1.75f + 0.6f),
-                                (area.size().x - 3.2f * label_max) / 3.0f / 11.0f});
+  auto size_for = [&](int n) {
+    return std::min({label_max, area.size().y / ((float)rows * 1.75f + 0.6f),
+                     (area.size().x - 1.6f * (float)(n - 1) * label_max) / (float)n / 11.0f});
+  };
+  int n = 3;
+  while (n > 1 && size_for(n) < c.min_text()) --n;
+  const float label = size_for(n);
   // No room for words at the text rule's size: the timeline and the side panel still say it.
   if (label < c.min_text()) return;
+  std::vector<Col> cols = {Head, Grad, Move};
+  if (n == 2) cols = now == Head ? std::vector<Col>{Head, Grad} : std::vector<Col>{Grad, Move};
+  if (n == 1) cols = {now};
+  static const char* const kColName[] = {"head", "gradients", "update"};
+  for (Col k : cols) drawn_.readout_columns.push_back(kColName[k]);
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {
     const float w = c.text(str, at, size, colour, a);
     const float x = a == Align::Left ? at.x : a == Align::Center ? at.x - w * 0.5f : at.x - w;
@@ -120,82 +137,91 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
     say(str, at, size, colour, Align::Left);
   };
   const float gap = label * 1.6f;
-  const float col_w = (area.size().x - 2 * gap) / 3.0f;
+  const float col_w = (area.size().x - (float)(n - 1) * gap) / (float)n;
+  auto column_x = [&](Col k) {
+    const auto at = std::find(cols.begin(), cols.end(), k);
+    return at == cols.end() ? -1.0f : area.min.x + (float)(at - cols.begin()) * (col_w + gap);
+  };
   const float top = area.max.y - label * 0.6f;
   const float row = label * 1.75f;
   c.set_layer(3);
 
   // 1. After the head.
-  float x = area.min.x, y = top;
-  heading(r.head_step >= 0 ? "After the head (step " + std::to_string(r.head_step + 1) + ")" : "After the head", {x, y},
-          col_w, forward);
-  y -= row;
-  if (r.head_step < 0) {
-    say_wrapped("not reached yet: step to the last layer", {x, y}, col_w, label * 0.85f, text_faint);
-  } else {
-    say(fit("\u2026" + r.context + " \u2192 ?", col_w, label * 0.85f), {x, y}, label * 0.85f, text_dim, Align::Left);
+  float x = column_x(Head), y = top;
+  if (x >= 0.0f) {
+    heading(r.head_step >= 0 ? "After the head (step " + std::to_string(r.head_step + 1) + ")" : "After the head", {x, y},
+            col_w, forward);
     y -= row;
-    double most = 1e-9;
-    for (const auto& g : r.guesses) most = std::max(most, g.second);
-    // Bar, then the percentage right-aligned after it, then the token: placed by measured widths.
-    const float small = label * 0.85f, pad = label * 0.4f;
-    const float pct_w = c.text_width("100.0%", small), bar_max = col_w * 0.32f;
-    for (const auto& [id, p] : r.guesses) {
-      const float bw = bar_max * (float)(p / most);
-      c.set_layer(1);
-      c.box({{x, y - label * 0.25f}, {x + std::max(1.0f, bw), y + label * 0.7f}}, render::with_alpha(forward, 0.8f), 2.0f);
-      c.set_layer(3);
-      char pct[16];
-      std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * p);
-      const float px = x + bar_max + pad + pct_w;
-      say(pct, {px, y}, small, text_dim, Align::Right);
-      const float tx = px + pad;
-      say(fit("\"" + token_text(*run, id) + "\"", x + col_w - tx, small), {tx, y}, small, id == r.target ? forward : text,
-          Align::Left);
+    if (r.head_step < 0) {
+      say_wrapped("not reached yet: step to the last layer", {x, y}, col_w, label * 0.85f, text_faint);
+    } else {
+      say(fit("\u2026" + r.context + " \u2192 ?", col_w, label * 0.85f), {x, y}, label * 0.85f, text_dim, Align::Left);
       y -= row;
-    }
-    if (r.target >= 0) {
-      say("really next:", {x, y}, label * 0.85f, forward, Align::Left);
-      y -= row;
-      char t[96];
-      std::snprintf(t, sizeof t, "%.1f%%  \"%s\"", 100.0 * r.target_p, token_text(*run, r.target).c_str());
-      say(fit(t, col_w, label * 0.85f), {x, y}, label * 0.85f, forward, Align::Left);
+      double most = 1e-9;
+      for (const auto& g : r.guesses) most = std::max(most, g.second);
+      // Bar, then the percentage right-aligned after it, then the token: placed by measured widths.
+      const float small = label * 0.85f, pad = label * 0.4f;
+      const float pct_w = c.text_width("100.0%", small), bar_max = col_w * 0.32f;
+      for (const auto& [id, p] : r.guesses) {
+        const float bw = bar_max * (float)(p / most);
+        c.set_layer(1);
+        c.box({{x, y - label * 0.25f}, {x + std::max(1.0f, bw), y + label * 0.7f}}, render::with_alpha(forward, 0.8f), 2.0f);
+        c.set_layer(3);
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * p);
+        const float px = x + bar_max + pad + pct_w;
+        say(pct, {px, y}, small, text_dim, Align::Right);
+        const float tx = px + pad;
+        say(fit("\"" + token_text(*run, id) + "\"", x + col_w - tx, small), {tx, y}, small, id == r.target ? forward : text,
+            Align::Left);
+        y -= row;
+      }
+      if (r.target >= 0) {
+        say("really next:", {x, y}, label * 0.85f, forward, Align::Left);
+        y -= row;
+        char t[96];
+        std::snprintf(t, sizeof t, "%.1f%%  \"%s\"", 100.0 * r.target_p, token_text(*run, r.target).c_str());
+        say(fit(t, col_w, label * 0.85f), {x, y}, label * 0.85f, forward, Align::Left);
+      }
     }
   }
 
   // 2. Gradient per layer, filled in as the backward pass goes down.
-  x = area.min.x + col_w + gap;
+  x = column_x(Grad);
   y = top;
-  heading(r.grad_step >= 0 ? "Gradient per layer (step " + std::to_string(r.grad_step + 1) + ")" : "Gradient per layer",
-          {x, y}, col_w, backward);
-  y -= row;
-  double gmost = 1e-12;
-  for (double g : r.grads) gmost = std::max(gmost, g);
-  {
-    const float small = label * 0.85f, pad = label * 0.4f;
-    const float name_w = c.text_width("layer 88", small), val_w = c.text_width("00.000", small);
-    const float bar_x = x + name_w + pad, bar_max = std::max(label, col_w - name_w - val_w - 3 * pad);
-    for (int l = (int)r.grads.size() - 1; l >= 0; --l) {
-      const double g = r.grads[(std::size_t)l];
-      say("layer " + std::to_string(l + 1), {x, y}, small, text_dim, Align::Left);
-      if (g >= 0) {
-        const float bw = bar_max * (float)(g / gmost);
-        c.set_layer(1);
-        c.box({{bar_x, y - label * 0.25f}, {bar_x + std::max(1.0f, bw), y + label * 0.7f}}, backward, 2.0f);
-        c.set_layer(3);
-        char v[24];
-        std::snprintf(v, sizeof v, "%.3f", g);
-        say(v, {bar_x + bar_max + pad, y}, small, text, Align::Left);
-      } else {
-        say("waiting", {bar_x, y}, small, text_faint, Align::Left);
+  if (x >= 0.0f) {
+    heading(r.grad_step >= 0 ? "Gradient per layer (step " + std::to_string(r.grad_step + 1) + ")" : "Gradient per layer",
+            {x, y}, col_w, backward);
+    y -= row;
+    double gmost = 1e-12;
+    for (double g : r.grads) gmost = std::max(gmost, g);
+    {
+      const float small = label * 0.85f, pad = label * 0.4f;
+      const float name_w = c.text_width("layer 88", small), val_w = c.text_width("00.000", small);
+      const float bar_x = x + name_w + pad, bar_max = std::max(label, col_w - name_w - val_w - 3 * pad);
+      for (int l = (int)r.grads.size() - 1; l >= 0; --l) {
+        const double g = r.grads[(std::size_t)l];
+        say("layer " + std::to_string(l + 1), {x, y}, small, text_dim, Align::Left);
+        if (g >= 0) {
+          const float bw = bar_max * (float)(g / gmost);
+          c.set_layer(1);
+          c.box({{bar_x, y - label * 0.25f}, {bar_x + std::max(1.0f, bw), y + label * 0.7f}}, backward, 2.0f);
+          c.set_layer(3);
+          char v[24];
+          std::snprintf(v, sizeof v, "%.3f", g);
+          say(v, {bar_x + bar_max + pad, y}, small, text, Align::Left);
+        } else {
+          say("waiting", {bar_x, y}, small, text_faint, Align::Left);
+        }
+        y -= row;
       }
-      y -= row;
     }
   }
 
   // 3. How far the update moved the weights.
-  x = area.min.x + 2 * (col_w + gap);
+  x = column_x(Move);
   y = top;
+  if (x < 0.0f) return;
   heading(r.move_step >= 0 ? "The update (step " + std::to_string(r.move_step + 1) + ")" : "The update", {x, y}, col_w,
           optimizer);
   y -= row;
