@@ -345,6 +345,46 @@ Rect OneOf512Chapter::expert_rect(int layer, int e) const {
   return {{x0 + e * w + 0.1f * w, y0}, {x0 + (e + 1) * w - 0.1f * w, y1}};
 }
 
+const trainer::ShareFigures& OneOf512Chapter::full_size_figures() const {
+  static const trainer::ShareFigures figures =
+      trainer::share_figures(trainer::full_size_model(), trainer::full_size_split(),
+                             field_plan().share_of_cell(layout_.cell(0)).rank, trainer::full_size_storage(), trainer::h100());
+  return figures;
+}
+
+std::string OneOf512Chapter::full_size_share() const {
+  const GpuShare share = field_plan().share_of_cell(layout_.cell(0));
+  char text[200];
+  std::snprintf(text, sizeof text, "GPU 1's share: %.1f billion weights (layers %d–%d, experts %d–%d%s)",
+                full_size_figures().zero[0].params / 1e9, share.first_layer + 1, share.end_layer, share.first_expert + 1,
+                share.end_expert, share.stage == 0 ? ", the embedding" : "");
+  return text;
+}
+
+Rect OneOf512Chapter::full_size_room(const Canvas& c, glm::vec2 viewport) const {
+  const Rect area = full_size_area();
+  if (FullSizeBars::layout(c, area, area, full_size_figures(), full_size_share()).detail == FullSizeBars::Detail::Full)
+    return area;
+  // At most the height the chapter's last view shows (not the moving camera's: the panel holds
+  // still); at least what the most the panel can tell there takes, grown evenly up and down
+  // while the view has room on both sides.
+  const Rect v = camera(viewport, duration()).visible();
+  const float margin = 0.02f * layout_.chip_rect(0).size().x;
+  const float up_room = std::max(0.0f, v.max.y - margin - area.max.y), down_room = std::max(0.0f, area.min.y - v.min.y - margin);
+  const Rect most{{area.min.x, area.min.y - down_room}, {area.max.x, area.max.y + up_room}};
+  const FullSizeBars::Layout l = FullSizeBars::layout(c, area, most, full_size_figures(), full_size_share());
+  const float need = most.max.y - l.bottom + 0.015f * area.size().y;
+  const float extra = std::clamp(need - area.size().y, 0.0f, up_room + down_room);
+  float up = std::min(0.5f * extra, up_room);
+  const float down = std::min(extra - up, down_room);
+  up = extra - down;
+  return {{area.min.x, area.min.y - down}, {area.max.x, area.max.y + up}};
+}
+
+FullSizeBars::Layout OneOf512Chapter::full_size_layout(const Canvas& c, glm::vec2 viewport) const {
+  return FullSizeBars::layout(c, full_size_area(), full_size_room(c, viewport), full_size_figures(), full_size_share());
+}
+
 void OneOf512Chapter::prepare(float) { gpu_one_share_bytes(); }
 std::string OneOf512Chapter::activity() const { return gpu_one_share_bytes_activity(); }
 
@@ -412,33 +452,40 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
                   share.end_expert, plan.experts());
     c.text(text, {b.chip.center().x, b.chip.max.y + 0.07f * s}, 0.042f * s, with_alpha(palette::text, la),
            Align::Center);
+    // Under the chip, centred on it and wrapped to the room beside it (the view, and once the
+    // full-size panel comes, the gap before it): each line at its place, or lower when the one
+    // above is drawn bigger than that leaves room for.
+    const Rect vis = cam.visible();
+    const float cx = b.chip.center().x, margin = 0.03f * s;
+    const float right = t >= kFull ? full_size_area().min.x : vis.max.x;
+    const float half = std::max(0.5f * s, std::min(cx - vis.min.x, right - cx) - margin);
+    float last = b.chip.min.y, last_size = 0.0f;
+    auto under = [&](const char* line, float depth, float size, glm::vec4 col) {
+      const float drawn = c.text_size(size);
+      const float base = std::min(b.chip.min.y - depth * s, last - (0.3f * c.text_size(last_size) + 1.05f * drawn));
+      const float top = base + c.font().ascent() * drawn, h = c.paragraph_height(line, 2.0f * half, size);
+      c.text_in(line, {{cx - half, top - h}, {cx + half, top}}, size, col, Align::Center);
+      last = top - h + c.font().descent() * drawn;
+      last_size = size;
+    };
     std::snprintf(text, sizeof text, "GPU 1 of %d · stage %d of %d · layers %d–%d of %d", plan.world(), share.stage + 1,
                   plan.pp(), share.first_layer + 1, share.end_layer, plan.layers());
-    c.text(text, {b.chip.center().x, b.chip.min.y - 0.09f * s}, 0.05f * s, with_alpha(palette::text, la),
-           Align::Center);
+    under(text, 0.09f, 0.05f * s, with_alpha(palette::text, la));
     std::snprintf(text, sizeof text,
                   "%s of weights, gradients and optimizer state (%s weights), measured",
                   format_bytes(bytes.total()).c_str(), with_commas(bytes.params).c_str());
-    c.text(text, {b.chip.center().x, b.chip.min.y - 0.16f * s}, 0.033f * s, with_alpha(palette::text_dim, la),
-           Align::Center);
+    under(text, 0.16f, 0.033f * s, with_alpha(palette::text_dim, la));
     const float end = phase(t, kLabels + 0.9f, 0.6f, Ease::Smooth);
     std::snprintf(text, sizeof text, "The other %d GPUs each do the same with a share of their own.", plan.world() - 1);
-    c.text(text, {b.chip.center().x, b.chip.min.y - 0.25f * s}, 0.04f * s, with_alpha(palette::forward, end),
-           Align::Center);
+    under(text, 0.25f, 0.04f * s, with_alpha(palette::forward, end));
   }
 
   // The same share of the full-size model: modelled, since no machine here could hold it.
   const float full = phase(t, kFull + 0.6f, 0.7f, Ease::Smooth);
   if (full > 0.0f) {
-    static const trainer::ShareFigures figures =
-        trainer::share_figures(trainer::full_size_model(), trainer::full_size_split(), share.rank,
-                               trainer::full_size_storage(), trainer::h100());
-    char text[200];
-    std::snprintf(text, sizeof text, "GPU 1's share: %.1f billion weights (layers %d–%d, experts %d–%d%s)",
-                  figures.zero[0].params / 1e9, share.first_layer + 1, share.end_layer, share.first_expert + 1,
-                  share.end_expert, share.stage == 0 ? ", the embedding" : "");
     c.set_layer(2);
-    FullSizeBars::draw(c, full_size_area(), figures, text, full, wpp);
+    FullSizeBars::draw(c, full_size_area(), full_size_room(c, f.viewport), full_size_figures(), full_size_share(), full,
+                       wpp);
   }
   c.set_layer(0);
 }

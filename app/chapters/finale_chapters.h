@@ -6,6 +6,7 @@
 
 #include "app/chapters/chapter.h"
 #include "app/scene/field_layout.h"
+#include "app/scene/full_size_bars.h"
 
 namespace onegpu::app {
 
@@ -60,6 +61,15 @@ class OneOf512Chapter : public Chapter {
   render::Rect expert_rect(int layer, int e) const;
   // World rect of the full-size (modelled) readout, right of GPU 1.
   render::Rect full_size_area() const;
+  // What the readout shows: GPU 1's share of the full-size model (its rank in the split), and
+  // the line that names it.
+  const trainer::ShareFigures& full_size_figures() const;
+  std::string full_size_share() const;
+  // Where the readout reaches for words at the sizes `c` draws them in a `viewport` picture:
+  // full_size_area(), or taller, into the height the view has above and below it, when its
+  // words need more room than that (a small picture, a large text scale).
+  render::Rect full_size_room(const render::Canvas& c, glm::vec2 viewport) const;
+  FullSizeBars::Layout full_size_layout(const render::Canvas& c, glm::vec2 viewport) const;
 
  private:
   FieldLayout layout_{512};

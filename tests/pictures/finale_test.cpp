@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/chapters/finale_chapters.h"
+#include "app/assets.h"
 #include "app/headless.h"
 #include "app/run/field_plan.h"
 #include "app/run/model_memory.h"
@@ -16,6 +17,9 @@
 #include "app/scene/gpu_box.h"
 #include "app/story.h"
 #include "render/framebuffer.h"
+#include "render/headless_context.h"
+#include "render/renderer.h"
+#include "render/text_rule.h"
 #include "pixels.h"
 #include "shots.h"
 
@@ -193,28 +197,34 @@ TEST(Finale, OneOf512OpensGpuOneOnItsFourLayersAndEightExperts) {
 TEST(Finale, OneOf512ShowsTheFullSizeShareModelledBesideTheMeasuredOne) {
   OneOf512Chapter ch;
   HeadlessImage img = scene_shot("one-of-512", ch.duration());
-  const trainer::ShareFigures f = trainer::share_figures(trainer::full_size_model(), trainer::full_size_split(), 0,
-                                                         trainer::full_size_storage(), trainer::h100());
-  const render::Rect area = ch.full_size_area();
-  double max_bytes = 0;
-  for (int i = 0; i < FullSizeBars::kRows; ++i) max_bytes = std::max(max_bytes, double(FullSizeBars::row(f, i).total()));
+  const trainer::ShareFigures& f = ch.full_size_figures();
+  // The panel as the picture laid it out: its words at the sizes the rule drew them (1600x900,
+  // the picture alone, text scale 1).
+  render::HeadlessContext ctx;
+  render::Renderer r{find_assets(Options{}).scene};
+  r.set_text_rule(img.camera, render::min_label_px(900, 900, 1.0f));
+  const FullSizeBars::Layout lay = ch.full_size_layout(r.world(), img.camera.viewport);
+  EXPECT_EQ(lay.area.min, ch.full_size_area().min) << "a large picture's panel is its usual size";
+  EXPECT_EQ(lay.area.max, ch.full_size_area().max);
+  EXPECT_FALSE(lay.stacked) << "a large picture has room for the bars beside the names";
+  EXPECT_EQ(lay.detail, FullSizeBars::Detail::Full) << "and for the step's time and traffic in full";
   // Each bar is split where the modelled bytes say: weights (lavender), gradients (pink),
   // optimizer state (sand), activations (amber), from the left.
   for (int i = 0; i < 2; ++i) {
     const trainer::RankFootprint& r = FullSizeBars::row(f, i);
-    const render::Rect b = FullSizeBars::bar(area, i);
+    const render::Rect b = lay.bars[i];
     const float y = b.center().y;
     double at = 0;
     auto mid = [&](trainer::MemCategory c) {
       const double x = at + 0.5 * double(r[c]);
       at += double(r[c]);
-      return pixel(img, {FullSizeBars::x_of(area, x, max_bytes), y});
+      return pixel(img, {FullSizeBars::x_of(lay, x), y});
     };
     EXPECT_TRUE(lavender(mid(trainer::MemCategory::Weights))) << "row " << i;
     EXPECT_TRUE(pink(mid(trainer::MemCategory::Gradients))) << "row " << i;
     EXPECT_TRUE(sand(mid(trainer::MemCategory::Optimizer))) << "row " << i;
     EXPECT_TRUE(amber(mid(trainer::MemCategory::Activations))) << "row " << i;
     // Past the bar's end (and its label's dark patch): no sand.
-    EXPECT_FALSE(sand(pixel(img, {FullSizeBars::x_of(area, double(r.total()) * 1.02, max_bytes), y}))) << "row " << i;
+    EXPECT_FALSE(sand(pixel(img, {FullSizeBars::x_of(lay, double(r.total()) * 1.02), y}))) << "row " << i;
   }
 }

@@ -14,11 +14,14 @@
 
 #include "app/app.h"
 #include "app/assets.h"
+#include "app/chapters/finale_chapters.h"
 #include "app/lab/lab.h"
 #include "app/live/job_runner.h"
+#include "app/navigator.h"
 #include "app/story.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
+#include "render/renderer.h"
 #include "render/text_rule.h"
 
 namespace onegpu::app {
@@ -168,6 +171,63 @@ TEST(Readable, CopiesWordsStayInThePictureAtEveryTextScale) {
         EXPECT_TRUE(inside(l.box, picture, 1.0f)) << sz.w << "x" << sz.h << " scale " << scale << ": " << describe(l);
       }
       EXPECT_GE(words, 6) << sz.w << "x" << sz.h << " scale " << scale;
+    }
+  }
+}
+
+// Chapter 29 at its end: the full-size panel beside GPU 1 holds its words, at a projector's
+// text scales in small windows, with the chapter list open, the list hidden and the panels
+// hidden. A word that touches the panel lies wholly inside it (the panel's own, and none of GPU
+// 1's lines running in), every word lies inside the picture, and the panel's words do not cover
+// each other. (With the panel's rows at fixed fractions of its height, the rule's larger words
+// ran out: at 1024x640 the row names into the bars, the traffic lines past its edge, the
+// legend out of the picture, the measured line under the chip into the panel.)
+TEST(Readable, OneOf512WordsStayInTheFullSizePanelAtEveryTextScale) {
+  const int chapter = find_chapter("one-of-512");
+  auto ink = [](const render::LabelRecord& l) {  // the em box less most of its ascent and descent gaps
+    render::Rect r = l.box;
+    r.min.y += 0.2f * l.em_px;
+    r.max.y -= 0.15f * l.em_px;
+    return r;
+  };
+  for (float scale : {1.0f, 1.6f, 2.0f}) {
+    StoryApp s(scale);
+    auto& ch = dynamic_cast<OneOf512Chapter&>(s.app->chapter(chapter));
+    const float end = ch.duration();
+    ch.prepare(end);
+    render::Renderer measure{find_assets(Options{}).scene};  // the picture's text rule, to find the panel's room
+    for (const char* panels : {"list open", "list hidden", "panels hidden"}) {
+      if (panels == std::string("list hidden")) s.app->nav().apply(Action::ToggleSidebar, 0.0);
+      if (panels == std::string("panels hidden")) s.app->nav().apply(Action::ToggleClean, 0.0);
+      for (Size sz : {Size{1024, 600}, Size{1024, 640}, Size{1280, 720}, Size{1600, 900}}) {
+        s.frame(chapter, end, sz);
+        char where[96];
+        std::snprintf(where, sizeof where, "%dx%d scale %.1f %s: ", sz.w, sz.h, scale, panels);
+        const PixelRect scene = s.app->scene_rect();
+        const render::Rect picture{{0.0f, 0.0f}, {float(scene.w), float(scene.h)}};
+        const render::Camera cam = s.app->last_camera();
+        measure.set_text_rule(cam, s.app->min_label_px(sz.h, scene.h));
+        const render::Rect area = ch.full_size_room(measure.world(), cam.viewport);
+        const glm::vec2 a = cam.world_to_pixel({area.min.x, area.max.y}), b = cam.world_to_pixel({area.max.x, area.min.y});
+        const render::Rect panel{glm::min(a, b), glm::max(a, b)};
+        ASSERT_TRUE(inside(panel, picture, 1.0f)) << where << "the panel itself is in the picture";
+        std::vector<render::LabelRecord> in_panel;
+        int words = 0;
+        for (const render::LabelRecord& l : s.app->labels().labels()) {
+          if (l.text.empty() || l.alpha < 0.05f) continue;
+          ++words;
+          EXPECT_TRUE(l.in_view && inside(l.box, picture, 1.0f)) << where << "leaves the picture: " << describe(l);
+          if (!overlaps(ink(l), panel)) continue;
+          EXPECT_TRUE(inside(l.box, panel, 1.0f)) << where << "crosses the panel's edge: " << describe(l);
+          in_panel.push_back(l);
+        }
+        for (std::size_t i = 0; i < in_panel.size(); ++i)
+          for (std::size_t j = i + 1; j < in_panel.size(); ++j)
+            EXPECT_FALSE(overlaps(ink(in_panel[i]), ink(in_panel[j])))
+                << where << "words cover each other: " << describe(in_panel[i]) << " WITH " << describe(in_panel[j]);
+        EXPECT_GE(in_panel.size(), 12u) << where << "the panel has its words";
+        EXPECT_GE(words, int(in_panel.size()) + 4) << where << "and GPU 1 its own";
+      }
     }
   }
 }
