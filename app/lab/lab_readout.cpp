@@ -83,21 +83,27 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
   const int newest = std::max({r.head_step, r.grad_step, r.move_step});
   const Col now = newest < 0 || r.head_step > std::max(r.grad_step, r.move_step) ? Head
                   : r.move_step == newest ? Move : Grad;
+  auto choice = [&](int n) {
+    if (n == 3) return std::vector<Col>{Head, Grad, Move};
+    if (n == 2) return now == Head ? std::vector<Col>{Head, Grad} : std::vector<Col>{Grad, Move};
+    return std::vector<Col>{now};
+  };
   // The text takes the view's size rule, but never more than its area holds: the tallest
   // column's rows in the height, about eleven letters a column in the width.
-  const int rows = std::max({9, run->model.n_layers + 1, run->model.n_layers + 3});
-  auto size_for = [&](int n) {
+  auto size_for = [&](const std::vector<Col>& cs) {
+    const int L = run->model.n_layers, tall[] = {9, L + 1, L + 3};
+    int rows = 0;
+    for (Col k : cs) rows = std::max(rows, tall[k]);
+    const float n = (float)cs.size();
     return std::min({label_max, area.size().y / ((float)rows * 1.75f + 0.6f),
-                     (area.size().x - 1.6f * (float)(n - 1) * label_max) / (float)n / 11.0f});
+                     (area.size().x - 1.6f * (n - 1.0f) * label_max) / n / 11.0f});
   };
   int n = 3;
-  while (n > 1 && size_for(n) < c.min_text()) --n;
-  const float label = size_for(n);
+  while (n > 1 && size_for(choice(n)) < c.min_text()) --n;
+  const std::vector<Col> cols = choice(n);
+  const float label = size_for(cols);
   // No room for words at the text rule's size: the timeline and the side panel still say it.
   if (label < c.min_text()) return;
-  std::vector<Col> cols = {Head, Grad, Move};
-  if (n == 2) cols = now == Head ? std::vector<Col>{Head, Grad} : std::vector<Col>{Grad, Move};
-  if (n == 1) cols = {now};
   static const char* const kColName[] = {"head", "gradients", "update"};
   for (Col k : cols) drawn_.readout_columns.push_back(kColName[k]);
   auto say = [&](const std::string& str, glm::vec2 at, float size, glm::vec4 colour, Align a) {

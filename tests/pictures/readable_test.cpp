@@ -4,6 +4,7 @@
 // (render/text_rule.h) and, when on screen, stay inside its area and the picture.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -254,6 +255,36 @@ TEST(Readable, LabLabelsFollowTheSameRule) {
       EXPECT_GT(labels, 4) << sz.w << "x" << sz.h;
       for (const auto& p : problems) ADD_FAILURE() << "Lab " << sz.w << "x" << sz.h << " scale " << scale << ": " << p;
     }
+  }
+}
+
+// One GPU stepped by hand: the read-outs beside the chip keep to the text rule and stay on
+// screen when the text is scaled up for a projector, showing fewer columns (the phase the step
+// is in first) rather than none.
+TEST(Readable, ByHandReadOutsShowTheCurrentPhaseAtEveryTextScale) {
+  struct Case {
+    float scale;
+    Size sz;
+    std::size_t columns;  // at least
+  };
+  for (Case k : {Case{1.0f, {1600, 900}, 3}, Case{1.6f, {1280, 720}, 1}, Case{2.0f, {1280, 720}, 1},
+                 Case{2.0f, {1024, 600}, 1}}) {
+    StoryApp s(k.scale);
+    s.app->nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    auto pump = [&] { s.app->drain_events(); };
+    jr.configure(lab_train_args({}));  // one GPU, layer by layer
+    jr.wait_idle(pump);
+    for (int i = 0; i < 6; ++i) jr.step_op();  // four layers forward, two backward
+    jr.wait_idle(pump);
+    s.app->frame(k.sz.w, k.sz.h, 0.0f, 0.0);
+    s.app->frame(k.sz.w, k.sz.h, 0.0f, 100.0);
+    const std::vector<std::string>& cols = s.app->lab().drawn().readout_columns;
+    const std::string where = std::to_string(k.sz.w) + "x" + std::to_string(k.sz.h) + " scale " + std::to_string(k.scale);
+    EXPECT_GE(cols.size(), k.columns) << where;
+    EXPECT_NE(std::find(cols.begin(), cols.end(), "gradients"), cols.end()) << where << ": the backward pass is under way";
+    int labels = 0;
+    for (const auto& p : check_labels(*s.app, k.sz, &labels, "Lab by hand")) ADD_FAILURE() << where << ": " << p;
   }
 }
 
