@@ -79,9 +79,11 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
   // Which of the three columns to draw. All three where they fit at the view's text rule;
   // else (a small window, or text scaled up for a projector) the phase the step is in and the
   // next one, or that phase alone: the newest of the three read-outs, a later phase on a tie.
+  // A run going free passes through every phase many times a second: it keeps the head's.
   enum Col { Head, Grad, Move };
   const int newest = std::max({r.head_step, r.grad_step, r.move_step});
-  const Col now = newest < 0 || r.head_step > std::max(r.grad_step, r.move_step) ? Head
+  const bool free = runner_.status().mode != RunMode::Paused;
+  const Col now = free || newest < 0 || r.head_step > std::max(r.grad_step, r.move_step) ? Head
                   : r.move_step == newest ? Move : Grad;
   auto choice = [&](int n) {
     if (n == 3) return std::vector<Col>{Head, Grad, Move};

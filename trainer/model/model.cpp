@@ -48,7 +48,16 @@ MoeShape Model::moe_shape(int T) const {
   return {T, cfg_.d_model, cfg_.n_experts, cfg_.top_k, cfg_.expert_hidden, cfg_.aux_loss_coef, cfg_.z_loss_coef};
 }
 
-void Model::begin(MicrobatchState& st, const Batch& b) const {
+std::size_t MicrobatchState::checked(int l) const {
+  const long i = (long)l - layer0;
+  if (i < 0 || i >= (long)layer_caches.size())
+    throw Error("microbatch state: layer " + std::to_string(l) + " is not one of the layers it runs");
+  return (std::size_t)i;
+}
+
+void Model::begin(MicrobatchState& st, const Batch& b, int first, int count) const {
+  if (count < 0) first = 0, count = cfg_.n_layers;
+  if (first < 0 || first + count > cfg_.n_layers) throw Error("microbatch state: layers outside the model");
   if (b.B <= 0 || b.S <= 0) throw Error("batch: sizes must be positive");
   if (b.S > cfg_.seq_len) throw Error("batch: sequence longer than the model's seq_len");
   std::size_t T = (std::size_t)b.B * b.S;
@@ -60,9 +69,10 @@ void Model::begin(MicrobatchState& st, const Batch& b) const {
   release(st);  // every layer's cache is empty: a state used before keeps its array of them
   st.batch = b;
   st.T = (int)T;
-  if (st.layers.size() != (std::size_t)cfg_.n_layers) {
-    st.layers.clear();
-    st.layers.resize(cfg_.n_layers);
+  st.layer0 = first;
+  if (st.layer_caches.size() != (std::size_t)count) {
+    st.layer_caches.clear();
+    st.layer_caches.resize((std::size_t)count);
   }
   st.ce_sum = 0.0;
   st.n_targets = 0;
@@ -71,7 +81,7 @@ void Model::begin(MicrobatchState& st, const Batch& b) const {
 }
 
 void Model::release(MicrobatchState& st) {
-  for (auto& c : st.layers) c = LayerCache{};
+  for (auto& c : st.layer_caches) c = LayerCache{};
   st.x = {};
   st.dx = {};
   st.x_final = {};
@@ -132,7 +142,7 @@ void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
   Backend& be = backend(st);
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   c = LayerCache{};
   std::size_t TD = (std::size_t)T * D;
   c.x_in = act(mt_, TD);
@@ -168,7 +178,7 @@ void Model::fwd_attention(int l, MicrobatchState& st, const float* w) {
 
 void Model::fwd_experts(int l, MicrobatchState& st, const float* we) {
   Backend& be = backend(st);
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   const int D = cfg_.d_model;
   const std::size_t n = (std::size_t)st.T * cfg_.top_k;
   c.experts.u = act(mt_, n * cfg_.expert_hidden);
@@ -180,7 +190,7 @@ void Model::fwd_experts(int l, MicrobatchState& st, const float* we) {
 
 void Model::fwd_combine(int l, MicrobatchState& st) {
   Backend& be = backend(st);
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   moe_combine(be, moe_shape(st.T), c.routing, c.experts.y.data(), st.x.data());  // x += MoE(h2)
   st.aux_sum += c.routing.aux_loss + c.routing.z_loss;
   c.filled = true;
@@ -277,7 +287,7 @@ void Model::head_backward_weight(MicrobatchState& st) {
 void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
   Backend& be = backend(st);
   check_layer(l);
-  if (!st.layers.at(l).filled) throw Error("layer_backward before layer_forward");
+  if (!st.layer(l).filled) throw Error("layer_backward before layer_forward");
   const auto& L = params_.layer_layout();
   auto wv = view(be, params_.layer_offset(l), L.size);
   bwd_combine(l, st);
@@ -288,12 +298,12 @@ void Model::layer_backward(int l, MicrobatchState& st, const LossScales& sc) {
 void Model::layer_backward_input(int l, MicrobatchState& st, const LossScales& sc) {
   Backend& be = backend(st);
   check_layer(l);
-  if (!st.layers.at(l).filled) throw Error("layer_backward_input before layer_forward");
+  if (!st.layer(l).filled) throw Error("layer_backward_input before layer_forward");
   if (params_.expert_count() != cfg_.n_experts) throw Error("layer_backward_input needs every expert on this rank");
   const auto& L = params_.layer_layout();
   auto wv = view(be, params_.layer_offset(l), L.size);
   bwd_combine(l, st);
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   c.du = act(mt_, (std::size_t)st.T * cfg_.top_k * cfg_.expert_hidden);
   moe_experts_backward_input(be, mt_, moe_shape(st.T), c.routing,
                              MoeWeights{nullptr, wv.p + L.experts, (long)L.expert_stride}, c.experts, c.dy.data(),
@@ -304,7 +314,7 @@ void Model::layer_backward_input(int l, MicrobatchState& st, const LossScales& s
 void Model::layer_backward_attention_input(int l, MicrobatchState& st, const LossScales& sc) {
   Backend& be = backend(st);
   check_layer(l);
-  if (st.layers.at(l).dh2.empty()) throw Error("layer_backward_attention_input before layer_backward_combine");
+  if (st.layer(l).dh2.empty()) throw Error("layer_backward_attention_input before layer_backward_combine");
   auto wv = view(be, params_.layer_offset(l), params_.layer_layout().experts);
   bwd_attention_input(l, st, sc, wv.p);
 }
@@ -315,7 +325,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l);
   const std::size_t TD = (std::size_t)T * D;
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   MoeShape s = moe_shape(T);
   moe_dispatch_backward(be, s, c.routing, c.dxe.data(), c.dh2.data());
   c.dlogits = act(mt_, (std::size_t)T * cfg_.n_experts);
@@ -364,7 +374,7 @@ void Model::bwd_attention_input(int l, MicrobatchState& st, const LossScales& sc
 void Model::layer_backward_weight(int l, MicrobatchState& st) {
   Backend& be = backend(st);
   check_layer(l);
-  LayerCache& c = st.layers.at(l);
+  LayerCache& c = st.layer(l);
   if (!c.weight_pending) throw Error("layer_backward_weight before layer_backward_input");
   const int T = st.T, D = cfg_.d_model;
   const auto& L = params_.layer_layout();
@@ -411,7 +421,7 @@ void Model::experts_backward_weight(int l, const std::vector<std::int32_t>& offs
 
 void Model::layer_backward_combine(int l, MicrobatchState& st) {
   check_layer(l);
-  if (!st.layers.at(l).filled) throw Error("layer_backward before layer_forward");
+  if (!st.layer(l).filled) throw Error("layer_backward before layer_forward");
   bwd_combine(l, st);
 }
 
@@ -427,14 +437,14 @@ void Model::layer_backward_experts(int l, MicrobatchState& st) {
 void Model::layer_backward_attention(int l, MicrobatchState& st, const LossScales& sc) {
   Backend& be = backend(st);
   check_layer(l);
-  if (st.layers.at(l).dh2.empty()) throw Error("layer_backward_attention before layer_backward_combine");
+  if (st.layer(l).dh2.empty()) throw Error("layer_backward_attention before layer_backward_combine");
   auto wv = view(be, params_.layer_offset(l), params_.layer_layout().experts);
   bwd_attention(l, st, sc, wv.p);
 }
 
 void Model::bwd_combine(int l, MicrobatchState& st) {
   Backend& be = backend(st);
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   const int T = st.T, D = cfg_.d_model;
   std::size_t TD = (std::size_t)T * D, n = (std::size_t)T * cfg_.top_k;
   // st.dx is the gradient of the block output (and of its MoE branch).
@@ -448,7 +458,7 @@ void Model::bwd_combine(int l, MicrobatchState& st) {
 
 void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
   Backend& be = backend(st);
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l) + L.experts;
   moe_experts_backward(be, mt_, moe_shape(st.T), c.routing, MoeWeights{nullptr, we, (long)L.expert_stride},
@@ -457,7 +467,7 @@ void Model::bwd_experts(int l, MicrobatchState& st, const float* we) {
 
 void Model::bwd_attention(int l, MicrobatchState& st, const LossScales& sc, const float* w) {
   Backend& be = backend(st);
-  LayerCache& c = st.layers[l];
+  LayerCache& c = st.layer(l);
   const int T = st.T, D = cfg_.d_model, H = cfg_.n_heads, dh = cfg_.head_dim(), B = st.batch.B, S = st.batch.S;
   const auto& L = params_.layer_layout();
   float* g = params_.grads.data() + params_.layer_offset(l);
@@ -518,14 +528,14 @@ double Model::join_router_losses(const std::vector<MicrobatchState*>& shards) co
     int T = 0;
     std::vector<std::int32_t> counts((std::size_t)cfg_.n_experts, 0);
     for (std::size_t i = 0; i < shards.size(); ++i) {
-      const LayerCache& c = shards[i]->layers.at((std::size_t)l);
+      const LayerCache& c = shards[i]->layer(l);
       if (!c.filled) throw Error("join_router_losses before every shard's forward");
       parts[i] = &c.routing;
       T += c.routing.T;
       for (int e = 0; e < cfg_.n_experts; ++e) counts[(std::size_t)e] += c.routing.offsets[e + 1] - c.routing.offsets[e];
     }
     for (MicrobatchState* st : shards) {
-      Routing& r = st->layers[(std::size_t)l].routing;
+      Routing& r = st->layer(l).routing;
       r.batch_T = T;
       r.batch_counts = counts;
     }
@@ -561,7 +571,7 @@ void Model::add_weight_piece(int piece, const MicrobatchState& st, Backend& be) 
   const int per = 5 + cfg_.n_experts, l = (piece - kEmbedPiece - 1) / per, p = (piece - kEmbedPiece - 1) % per;
   check_layer(l);
   const auto& L = params_.layer_layout();
-  const LayerCache& c = st.layers.at((std::size_t)l);
+  const LayerCache& c = st.layer(l);
   if (!c.weight_pending) throw Error("add_weight_piece before layer_backward_input");
   const std::int64_t base = params_.layer_offset(l);
   float* gl = g + base;

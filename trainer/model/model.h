@@ -39,9 +39,14 @@ struct MicrobatchState {
   int T = 0;
   Buffer<float> x;   // residual stream [T, D]: input of the next block to run forward
   Buffer<float> dx;  // gradient of the residual stream during backward
-  // From the host pool: a split run holds thousands of these at once (all blocks' caches,
-  // a few kB each), made afresh in its first step.
-  std::vector<LayerCache, HostAllocator<LayerCache>> layers;
+  // What each block keeps for backward, for the blocks this state runs: model layers
+  // layer0 .. layer0 + size - 1 (a pipeline stage's chunk; all of them on one GPU). From the
+  // host pool: a split run holds thousands of these at once, made afresh in its first step.
+  int layer0 = 0;
+  std::vector<LayerCache, HostAllocator<LayerCache>> layer_caches;
+  LayerCache& layer(int l) { return layer_caches[checked(l)]; }
+  const LayerCache& layer(int l) const { return layer_caches[checked(l)]; }
+  std::size_t checked(int l) const;  // l's index in layer_caches; throws Error outside them
   Buffer<float> x_final, rstd_f, h_f, logits;  // head
   // [T, V] loss gradient at the logits, kept by head_forward(defer_weight) for the head's
   // weight gradient (head_backward_weight).
@@ -110,7 +115,8 @@ class Model {
   void set_forced_routing(std::vector<std::vector<std::int32_t>> r) { forced_ = std::move(r); }
 
   // ---- pieces (a pipeline stage calls a range of them) ----
-  void begin(MicrobatchState& st, const Batch& b) const;  // validates tokens, sizes the state
+  // Validates tokens, sizes the state for model layers [first, first + count) (count < 0: all).
+  void begin(MicrobatchState& st, const Batch& b, int first = 0, int count = -1) const;
   void embed_forward(MicrobatchState& st);
   void layer_forward(int l, MicrobatchState& st);
   // Final norm, LM head and cross-entropy. With grad, also writes st.dx for the backward pass
@@ -123,7 +129,7 @@ class Model {
 
   // ---- one block cut where its tokens travel to and from the ranks holding their experts ----
   // layer_forward(l) is attention (norms, attention, router, top-k, rows packed by expert into
-  // st.layers[l].experts.xe), experts (on those rows; fills .y), combine (x += gated sum of y).
+  // st.layer(l).experts.xe), experts (on those rows; fills .y), combine (x += gated sum of y).
   // layer_backward(l) is combine (fills .dy, .dgate), experts (fills .dxe, expert gradients),
   // attention (the rest, down to the block input). The pieces give the same numbers as the
   // whole functions. With experts split over ranks, the experts piece runs on other ranks:

@@ -532,8 +532,7 @@ struct ParallelTrainer::Impl final : OpRunner {
   }
 
   // A microbatch's state is made from one an earlier microbatch of the rank left (Rank::spare):
-  // a fresh one allocates a cache for every layer of the model (tens of kB) for each
-  // microbatch of each rank.
+  // a fresh one allocates a cache for every layer of its chunk for each microbatch of each rank.
   void start_state(Rank& R, int c, int mb) {
     auto [it, fresh] = R.states.try_emplace({c, mb});
     if (fresh && !R.spare.empty()) {
@@ -541,7 +540,8 @@ struct ParallelTrainer::Impl final : OpRunner {
       R.spare.pop_back();
     }
     MicrobatchState& st = it->second;
-    R.model->begin(st, batch_of(R, mb));
+    // Caches for this chunk's layers only: a stage of a 32-layer model runs four of them.
+    R.model->begin(st, batch_of(R, mb), layout().first_layer(c), layout().end_layer(c) - layout().first_layer(c));
     if (rc.op_per_layer) st.probe_row = probe_position();  // in the first text
   }
 
@@ -637,7 +637,7 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   // The router's choices of layer l for this microbatch (rank-owned: no lock).
   void count_routes(Rank& R, const MicrobatchState& st, int l) {
-    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    const auto& off = st.layer(l).routing.offsets;
     if (R.routed.empty()) R.routed.assign((std::size_t)mc.n_layers * mc.n_experts, 0);
     for (int e = 0; e + 1 < (int)off.size() && e < mc.n_experts; ++e)
       R.routed[(std::size_t)l * mc.n_experts + e] += off[(std::size_t)e + 1] - off[(std::size_t)e];
@@ -645,7 +645,7 @@ struct ParallelTrainer::Impl final : OpRunner {
 
   // Rows of member `src`'s microbatch state destined for expert slice j.
   RowRange rows_for(const MicrobatchState& st, int l, int j) const {
-    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    const auto& off = st.layer(l).routing.offsets;
     const int per_rank = rc.experts_per_rank();
     return {off[(std::size_t)(j * per_rank)], off[(std::size_t)((j + 1) * per_rank)]};
   }
@@ -1062,7 +1062,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     int first = 0, n = 0;
   };
   Piece piece(const MicrobatchState& st, int l, int j, int e) const {
-    const auto& off = st.layers[(std::size_t)l].routing.offsets;
+    const auto& off = st.layer(l).routing.offsets;
     const int g = j * rc.experts_per_rank() + e;
     return {off[(std::size_t)g], off[(std::size_t)g + 1] - off[(std::size_t)g]};
   }
@@ -1126,7 +1126,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       w.cache.xe = floats(*Rj.tracker, MemCategory::Activations, (std::size_t)total * D);
       for (std::size_t i = 0; i < m; ++i) {
         const MicrobatchState& st = member_state(a, i);
-        const float* xe = st.layers[(std::size_t)l].experts.xe.data();
+        const float* xe = st.layer(l).experts.xe.data();
         for (int e = 0; e < per_rank; ++e) {
           const Piece p = piece(st, l, (int)j, e);
           copy_rows(a, w.cache.xe.data() + (std::size_t)w.at[i * (std::size_t)per_rank + (std::size_t)e] * D,
@@ -1141,7 +1141,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       }
       Rj.work[{l, a.mb}] = std::move(w);
     }
-    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.xe = {};  // sent
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layer(l).experts.xe = {};  // sent
   }
 
   void combine_forward(const A2A& a) {
@@ -1155,7 +1155,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       dst[i] = y[i].data();
     }
     std::vector<Charge> in = to_token_ranks(a, [](const ExpertWork& w) { return w.cache.y.data(); }, dst);
-    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].experts.y = std::move(y[i]);
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layer(l).experts.y = std::move(y[i]);
     in.clear();
     for (std::size_t j = 0; j < m; ++j) rank(a.col.ranks[j]).work.at({l, a.mb}).cache.y = {};  // not needed for backward
   }
@@ -1174,10 +1174,10 @@ struct ParallelTrainer::Impl final : OpRunner {
     }
     for_pieces(a, [&](std::size_t i, std::size_t j, int token_row, int expert_row, int n) {
       copy_rows(a, rank(a.col.ranks[j]).work.at({l, a.mb}).dy.data() + (std::size_t)expert_row * D,
-                member_state(a, i).layers[(std::size_t)l].dy.data() + (std::size_t)token_row * D, n);
+                member_state(a, i).layer(l).dy.data() + (std::size_t)token_row * D, n);
     });
     in.clear();
-    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layers[(std::size_t)l].dy = {};  // sent
+    for (std::size_t i = 0; i < m; ++i) member_state(a, i).layer(l).dy = {};  // sent
   }
 
   void dispatch_backward(const A2A& a) {
@@ -1185,7 +1185,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     const std::size_t m = a.members();
     // Token rank i gets its rows' input gradients (its receive buffer charged).
     std::vector<float*> dst(m);
-    for (std::size_t i = 0; i < m; ++i) dst[i] = member_state(a, i).layers[(std::size_t)l].dxe.data();
+    for (std::size_t i = 0; i < m; ++i) dst[i] = member_state(a, i).layer(l).dxe.data();
     to_token_ranks(a, [](const ExpertWork& w) { return w.dxe.data(); }, dst);
     for (std::size_t j = 0; j < m; ++j) {
       Rank& Rj = rank(a.col.ranks[j]);
@@ -1469,7 +1469,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         w.cache.xe = floats(*R.tracker, MemCategory::Activations, (std::size_t)total * D);
         R.work[{l, mb}] = std::move(w);
         ExpertWork& kept = R.work.at({l, mb});
-        exchange(true, st.layers[(std::size_t)l].experts.xe.data(), kept.cache.xe.data());
+        exchange(true, st.layer(l).experts.xe.data(), kept.cache.xe.data());
         for (std::size_t j = 0; j < m; ++j) {
           const int sent = rows_for(st, l, (int)j).n();
           if (j != self && sent > 0) {
@@ -1478,7 +1478,7 @@ struct ParallelTrainer::Impl final : OpRunner {
             R.sent_to[{l, peer(j)}] += sent;
           }
         }
-        st.layers[(std::size_t)l].experts.xe = {};  // sent
+        st.layer(l).experts.xe = {};  // sent
         break;
       }
       case AllToAllPhase::CombineFwd: {
@@ -1487,7 +1487,7 @@ struct ParallelTrainer::Impl final : OpRunner {
         const Charge in = received(*R.tracker, n);
         Buffer<float> y = floats(*R.tracker, MemCategory::Activations, n);
         exchange(false, y.data(), w.cache.y.data());
-        st.layers[(std::size_t)l].experts.y = std::move(y);
+        st.layer(l).experts.y = std::move(y);
         w.cache.y = {};  // not needed for backward
         break;
       }
@@ -1496,13 +1496,13 @@ struct ParallelTrainer::Impl final : OpRunner {
         const std::size_t n = (std::size_t)w.offsets.back() * D;
         const Charge in = received(*R.tracker, n);
         w.dy = floats(*R.tracker, MemCategory::Activations, n);
-        exchange(true, st.layers[(std::size_t)l].dy.data(), w.dy.data());
-        st.layers[(std::size_t)l].dy = {};  // sent
+        exchange(true, st.layer(l).dy.data(), w.dy.data());
+        st.layer(l).dy = {};  // sent
         break;
       }
       case AllToAllPhase::DispatchBwd: {
         const Charge in = received(*R.tracker, (std::size_t)st.T * mc.top_k * D);
-        exchange(false, st.layers[(std::size_t)l].dxe.data(), R.work.at({l, mb}).dxe.data());
+        exchange(false, st.layer(l).dxe.data(), R.work.at({l, mb}).dxe.data());
         if (split_w())
           R.work.at({l, mb}).dxe = {};  // sent; the rest waits for W
         else

@@ -84,7 +84,7 @@ std::vector<RouterChoice> router_choices(Model& m, const std::vector<std::int32_
   Batch b = single_text(m, tokens);
   MicrobatchState st;
   m.forward(st, b);
-  const auto& r = st.layers[layer].routing;
+  const auto& r = st.layer(layer).routing;
   std::vector<RouterChoice> out;
   for (int t = 0; t < b.S; ++t) {
     RouterChoice c;

@@ -118,7 +118,7 @@ Piece StepRunner::run_next() {
       if (sp) {  // the input part on every shard, then the block's weight pieces
         sp->each([&](MicrobatchState& st) { m.layer_backward_input(p.layer, st, sc_); });
         sp->add_pieces(m.first_weight_piece(p.layer), m.first_weight_piece(p.layer + 1) - m.first_weight_piece(p.layer));
-        sp->each([&](MicrobatchState& st) { st.layers[(std::size_t)p.layer] = LayerCache{}; });
+        sp->each([&](MicrobatchState& st) { st.layer(p.layer) = LayerCache{}; });
       } else {
         m.layer_backward(p.layer, st_, sc_);
       }

@@ -373,7 +373,7 @@ TEST_F(Cuda, GradientCheckOnTheGpu) {
   MicrobatchState st;
   m.forward(st, b);
   std::vector<std::vector<std::int32_t>> routing;
-  for (auto& lc : st.layers) routing.emplace_back(lc.routing.expert.begin(), lc.routing.expert.end());
+  for (auto& lc : st.layer_caches) routing.emplace_back(lc.routing.expert.begin(), lc.routing.expert.end());
   m.set_forced_routing(routing);
   auto objective = [&] {
     MicrobatchState s;

@@ -46,6 +46,27 @@ Batch random_batch(const ModelConfig& c, int B, std::uint64_t seed) {
 
 }  // namespace
 
+// A pipeline stage's microbatch state holds caches for its own layers only (a stage of a
+// 32-layer model runs four), and a block outside them is one clear error, not a stray write.
+TEST(MicrobatchStateLayers, CachesForItsOwnLayersOnly) {
+  MemoryTracker mt;
+  CpuBackend be(mt, 1);
+  ModelConfig c = tiny();
+  ASSERT_GE(c.n_layers, 2);
+  Model m(c, be, mt, 3);
+  MicrobatchState st;
+  m.begin(st, random_batch(c, 2, 7), 1, c.n_layers - 1);
+  EXPECT_EQ(st.layer0, 1);
+  EXPECT_EQ(st.layer_caches.size(), (std::size_t)(c.n_layers - 1));
+  EXPECT_EQ(&st.layer(1), &st.layer_caches[0]);
+  EXPECT_THROW(st.layer(0), Error);
+  EXPECT_THROW(st.layer(c.n_layers), Error);
+  EXPECT_THROW(m.begin(st, random_batch(c, 2, 7), 1, c.n_layers), Error) << "past the model's last layer";
+  m.begin(st, random_batch(c, 2, 7));  // one GPU: every layer
+  EXPECT_EQ(st.layer0, 0);
+  EXPECT_EQ(st.layer_caches.size(), (std::size_t)c.n_layers);
+}
+
 TEST(ModelGradcheck, EveryParameterMatchesFiniteDifferences) {
   MemoryTracker mt;
   CpuBackend be(mt, 1);
@@ -63,7 +84,7 @@ TEST(ModelGradcheck, EveryParameterMatchesFiniteDifferences) {
   MicrobatchState st;
   m.forward(st, b);
   std::vector<std::vector<std::int32_t>> routing;
-  for (auto& lc : st.layers) routing.emplace_back(lc.routing.expert.begin(), lc.routing.expert.end());
+  for (auto& lc : st.layer_caches) routing.emplace_back(lc.routing.expert.begin(), lc.routing.expert.end());
   m.set_forced_routing(routing);
 
   auto objective = [&] {
