@@ -31,4 +31,9 @@ inline float min_label_px(float window_h, float picture_h, float text_scale, flo
   return std::max(std::min(base, enlarged), std::min(enlarged, kMaxLabelShareOfPicture * picture_h));
 }
 
+// From one baseline to the next, for a line drawn at em `above` over one drawn at em `below`
+// (sizes as drawn, after the rule): the upper line's descent and the lower one's ascent, with a
+// little air. Scenes that stack lines of different sizes space them by it.
+inline float line_pitch(float above, float below) { return 0.3f * above + 1.05f * below; }
+
 }  // namespace onegpu::render

@@ -10,6 +10,7 @@
 #include "app/run/field_plan.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
+#include "render/text_rule.h"
 #include "app/scene/chip.h"
 #include "app/scene/full_size_bars.h"
 #include "app/scene/gpu_box.h"
@@ -76,7 +77,7 @@ constexpr float kBig = 0.55f, kSmall = 0.4f;
 // From one baseline to the next, for a line of size `above` over one of size `below`.
 template <class TextSize>
 float line_gap(TextSize ts, float above, float below, float at_least) {
-  return std::max(at_least, 0.3f * ts(above) + 1.05f * ts(below));
+  return std::max(at_least, render::line_pitch(ts(above), ts(below)));
 }
 template <class TextSize>
 LinesBelow lines_below(TextSize ts) {
@@ -462,7 +463,7 @@ void OneOf512Chapter::draw(const SceneFrame& f, const Camera& cam) {
     float last = b.chip.min.y, last_size = 0.0f;
     auto under = [&](const char* line, float depth, float size, glm::vec4 col) {
       const float drawn = c.text_size(size);
-      const float base = std::min(b.chip.min.y - depth * s, last - (0.3f * c.text_size(last_size) + 1.05f * drawn));
+      const float base = std::min(b.chip.min.y - depth * s, last - render::line_pitch(c.text_size(last_size), drawn));
       const float top = base + c.font().ascent() * drawn, h = c.paragraph_height(line, 2.0f * half, size);
       c.text_in(line, {{cx - half, top - h}, {cx + half, top}}, size, col, Align::Center);
       last = top - h + c.font().descent() * drawn;

@@ -60,6 +60,12 @@ void legend(ImDrawList* dl, float s, bool new_row) {
   }
 }
 
+struct LaneName {
+  std::string text, gpus;  // gpus: a band's second line ("" for one lane)
+  int first, last;         // the lanes it names, [first, last)
+  int stage;
+};
+
 // What the lanes are drawn from (Lab::timeline fills it once a frame).
 struct Lanes {
   const RunStep* rec;
@@ -74,6 +80,7 @@ struct Lanes {
   int sel_rank;
   float s;
   ImFont* small;
+  std::vector<LaneName> names;  // the label column's words (lane_names), once a frame
   double span() const { return std::max(1e-12, view1 - view0); }
   float X(double t) const { return (float)(x0 + (t - view0) / span() * (x1 - x0)); }
   double begin_of(const OpSpan& o) const { return wall ? (double)(o.wbegin - rec->wall_begin) * 1e-9 : o.vbegin; }
@@ -104,12 +111,6 @@ void ruler_times(ImDrawList& dl, const Lanes& L) {
   }
   dl.AddText(L.small, size, {L.p0.x, L.p0.y}, col(render::palette::text_faint), clock);
 }
-
-struct LaneName {
-  std::string text, gpus;  // gpus: a band's second line ("" for one lane)
-  int first, last;         // the lanes it names, [first, last)
-  int stage;
-};
 
 // The words in the lanes' label column: a name a lane ("GPU 3", or "stage 2" folded) where
 // the lanes are tall enough for the small font; else, unfolded, one per stage's band of lanes
@@ -160,7 +161,7 @@ void draw_lanes(ImDrawList& dl, const Lanes& L, std::vector<LaneRun>& runs, bool
       if (!L.folded && L.dp > 1 && l % L.dp == 0 && l > 0)
         dl.AddLine({p0.x, y}, {x1, y}, col(render::palette::text_faint, 0.5f));
     }
-    for (const LaneName& n : lane_names(L)) {
+    for (const LaneName& n : L.names) {
       const float ya = L.lane_y(n.first), h = lane_h * (float)(n.last - n.first), fs = std::min(small->FontSize, h * 0.95f);
       const bool two = !n.gpus.empty() && h >= 2.1f * fs;
       const float ty = two ? ya + (h - 2.0f * fs) * 0.5f : ya + (h - std::min(small->FontSize, h)) * 0.5f;
@@ -457,11 +458,12 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   // straight into the window when retention is off.
   auto lane_y = [&](int lane) { return y0 + lane_h * (float)lane; };
   Lanes L{rec, &plan, &index_, wall_clock_, view0_, view1_, p0, avail, x0, x1, y0, y1, lane_h, lanes, world, dp, pp,
-          folded, sel_rank_, s, fonts.small};
+          folded, sel_rank_, s, fonts.small, {}};
   std::size_t rects = 0;
   drawn_.lanes_whole = drawn_.lanes_appended = 0;
   drawn_.lane_names.clear();
-  for (const LaneName& n : lane_names(L)) drawn_.lane_names.push_back(n.gpus.empty() ? n.text : n.text + " " + n.gpus);
+  L.names = lane_names(L);
+  for (const LaneName& n : L.names) drawn_.lane_names.push_back(n.gpus.empty() ? n.text : n.text + " " + n.gpus);
   if (retained_) {
     if (!lanes_layer_) lanes_layer_ = std::make_unique<TimelineLayer>();
     TimelineLayer& tl = *lanes_layer_;

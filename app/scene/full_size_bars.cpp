@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "render/palette.h"
+#include "render/text_rule.h"
 
 namespace onegpu::app {
 
@@ -56,9 +57,6 @@ const char* category_word(MemCategory c) {
   return "";
 }
 
-
-// Baseline to baseline, from a line of size `above` to one of size `below` (drawn sizes).
-float line_pitch(float above, float below) { return 0.3f * above + 1.05f * below; }
 
 // The step's time, the traffic, and where to find them when the panel has no room: each line
 // as drawn when there is room, hand-broken.
