@@ -8,6 +8,7 @@
 
 #include "app/scene/chip.h"
 #include "render/palette.h"
+#include "render/text_rule.h"
 #include "render/tween.h"
 
 namespace onegpu::app {
@@ -174,19 +175,28 @@ void GpuChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.line({cl.x, cl.y + big * 0.9f}, die_anchor, lw, with_alpha(palette::lit, compute_a * 0.8f));
   c.disc(die_anchor, lw * 2.2f, with_alpha(palette::lit, compute_a));
   c.text("Compute cores", cl, big, with_alpha(palette::text, compute_a), Align::Center);
-  c.text("thousands of small units multiplying and adding side by side", cl - glm::vec2(0.0f, small * 1.5f), small,
+  c.text("thousands of small units multiplying and adding side by side",
+         cl - glm::vec2(0.0f, std::max(small * 1.5f, render::line_pitch(c.text_size(big), c.text_size(small)))), small,
          with_alpha(palette::text_dim, compute_a), Align::Center);
 
   float mem_a = phase(t, 4.3f, 0.6f, Ease::Smooth);
+  // Both memory stacks lead to one label over the chip's middle: a label over each stack ran
+  // into the other one (and the title) wherever the text rule made the words wider than the gap.
+  const float bar_y = p.body.max.y + 0.03f * s;
   for (int side = 0; side < 2; ++side) {
     const Rect& stack = p.stacks[side * 3 + 2];
     glm::vec2 anchor{stack.center().x, stack.max.y + 0.012f * s};
-    c.line({anchor.x, p.body.max.y + 0.045f * s}, anchor, lw, with_alpha(palette::memory, mem_a * 0.8f));
+    c.line({anchor.x, bar_y}, anchor, lw, with_alpha(palette::memory, mem_a * 0.8f));
     c.disc(anchor, lw * 2.2f, with_alpha(palette::memory, mem_a));
-    c.text("Memory", {anchor.x, p.body.max.y + 0.115f * s}, big, with_alpha(palette::text, mem_a), Align::Center);
-    c.text("holds what the cores use", {anchor.x, p.body.max.y + 0.065f * s}, small,
-           with_alpha(palette::text_dim, mem_a), Align::Center);
   }
+  const float left_x = p.stacks[2].center().x, right_x = p.stacks[5].center().x, mid_x = 0.5f * (left_x + right_x);
+  c.line({left_x - 0.5f * lw, bar_y}, {right_x + 0.5f * lw, bar_y}, lw, with_alpha(palette::memory, mem_a * 0.8f));
+  const float sub_y = bar_y + 0.035f * s + c.font().descent() * c.text_size(small);
+  c.line({mid_x, bar_y}, {mid_x, sub_y - c.font().descent() * c.text_size(small) - 0.25f * lw}, lw,
+         with_alpha(palette::memory, mem_a * 0.8f));
+  c.text("holds what the cores use", {mid_x, sub_y}, small, with_alpha(palette::text_dim, mem_a), Align::Center);
+  c.text("Memory", {mid_x, sub_y + render::line_pitch(c.text_size(big), c.text_size(small))}, big,
+         with_alpha(palette::text, mem_a), Align::Center);
   c.text("GPU 1", {p.body.min.x + 0.05f * s, p.body.min.y + 0.035f * s}, small,
          with_alpha(palette::text_faint, d.gpu1_detail), Align::Left);
   c.set_layer(0);

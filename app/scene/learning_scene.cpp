@@ -126,8 +126,19 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       const float lift = std::max(0.012f * s, c.font().descent() * c.text_size(0.028f * s) + 0.004f * s);
       // Centred over the bracket, clear of the bar's own percentage at its start.
       const float clear = from + c.text_width(pct, 0.028f * s) + 0.03f * s;
-      if (to - clear > c.text_width(error_text, 0.028f * s)) {
+      const float words = c.text_width(error_text, 0.028f * s);
+      const Rect& shown = c.view().visible;
+      const float right_edge = shown.size().x > 0.0f ? shown.max.x - 4.0f * wpp : r.max.x + words + 0.1f * s;
+      if (to - clear > words) {
         c.text(error_text, {(clear + to) * 0.5f, yy + lift}, 0.028f * s, pink, Align::Center);
+      } else if (const std::string brief = error_text.substr(0, error_text.find(' ', error_text.find(' ') + 1));
+                 to - from > 0.5f * full && to + 0.02f * s + c.text_width(brief, 0.028f * s) <= right_edge) {
+        // A bad guess whose bracket is too short for the words at this text size: beside its
+        // end, past "certain", level with it (left of the bracket they ran into the rows above
+        // and the names of the tokens); where the whole does not fit there, "error 8.51" alone.
+        const float size = c.text_size(0.028f * s);
+        c.text(to + 0.02f * s + words <= right_edge ? error_text : brief,
+               {to + 0.02f * s, yy - 0.5f * (c.font().ascent() - c.font().descent()) * size}, size, pink);
       } else {  // left of the bracket, and of the word "certain" over its end
         const float certain_left = x0 + full - 0.5f * c.text_width("certain", 0.026f * s);
         c.text(error_text, {std::min(from - 0.01f * s, certain_left - 0.02f * s), yy + lift}, 0.028f * s, pink,

@@ -42,7 +42,8 @@ struct Bar {
   bool target = false;  // the right answer (" time")
 };
 // Bars for the next-token chart; `grow` animates them up from zero; `error` draws the bracket
-// from the target's bar to certainty, labelled with `error_text`.
+// from the target's bar to certainty, labelled with `error_text` ("error 8.51 ...": its first two
+// words alone where the whole has no room).
 void draw_chart(render::Canvas& c, const render::Rect& r, const std::string& title, const std::vector<Bar>& bars,
                 float grow, float alpha, float error, const std::string& error_text, float s, float wpp);
 

@@ -74,7 +74,9 @@ bool overlaps(const render::Rect& a, const render::Rect& b) {
 
 // Problems with the labels of the frame just drawn; `labels` counts those seen.
 // `where` names the frame in the overlap report. still: the camera has stopped (a chapter's
-// end), so a label cut by the picture's edge is not one passing by: it is a problem too.
+// end), so a label cut by the picture's edge is not one passing by, and two words covering
+// each other are not a moment of an animation: both are problems too. (Mid-animation frames
+// may overlap on purpose, "waiting" over the layers it hides; ONEGPU_OVERLAPS prints those.)
 std::vector<std::string> check_labels(const App& app, Size sz, int* labels, const std::string& where,
                                       bool still = false) {
   std::vector<std::string> bad;
@@ -92,7 +94,8 @@ std::vector<std::string> check_labels(const App& app, Size sz, int* labels, cons
     if (!inside(l.box, l.area, 1.0f)) bad.push_back("leaves its area: " + describe(l));
     else if (!inside(l.box, picture, 1.0f)) bad.push_back("leaves the picture: " + describe(l));
   }
-  if (std::getenv("ONEGPU_OVERLAPS")) {  // a look at crowding for people, printed: not a pass/fail rule
+  const bool print = std::getenv("ONEGPU_OVERLAPS") != nullptr;
+  if (still || print) {
     const auto& all = app.labels().labels();
     auto ink = [](const render::LabelRecord& l) {  // the em box less most of its ascent and descent gaps
       render::Rect r = l.box;
@@ -107,8 +110,10 @@ std::vector<std::string> check_labels(const App& app, Size sz, int* labels, cons
         if (a.text == b.text && a.box.min == b.box.min) continue;  // drawn again on purpose (a lit layer)
         const render::Rect p = ink(a), q = ink(b);
         if (std::min(p.max.x, q.max.x) - std::max(p.min.x, q.min.x) > 1.0f &&
-            std::min(p.max.y, q.max.y) - std::max(p.min.y, q.min.y) > 1.0f)
-          std::printf("%s: overlap: %s WITH %s\n", where.c_str(), describe(a).c_str(), describe(b).c_str());
+            std::min(p.max.y, q.max.y) - std::max(p.min.y, q.min.y) > 1.0f) {
+          if (still) bad.push_back("covers another word: " + describe(a) + " WITH " + describe(b));
+          if (print) std::printf("%s: overlap: %s WITH %s\n", where.c_str(), describe(a).c_str(), describe(b).c_str());
+        }
       }
   }
   return bad;
@@ -123,7 +128,11 @@ std::string check_story(float scale, int* frames, int* labels) {
     const float end = s.app->chapter(i).duration();
     for (float t : {0.5f * end, end}) {
       s.app->chapter(i).prepare(t);
-      for (Size sz : kSizes) {
+      // At the end also 1024x640, where a projector's laptop often sits (chapter 23's clock
+      // note ran over GPU 3's name there at text 1.6).
+      std::vector<Size> sizes(std::begin(kSizes), std::end(kSizes));
+      if (t == end) sizes.push_back({1024, 640});
+      for (Size sz : sizes) {
         s.frame(i, t, sz);
         ++*frames;
         std::ostringstream where;
@@ -140,7 +149,7 @@ void expect_every_chapter_readable(float scale) {
   SCOPED_TRACE(scale);
   int frames = 0, labels = 0;
   const std::string problems = check_story(scale, &frames, &labels);
-  EXPECT_EQ(frames, static_cast<int>(story().size() * 2 * std::size(kSizes)));
+  EXPECT_EQ(frames, static_cast<int>(story().size() * (2 * std::size(kSizes) + 1)));
   EXPECT_GT(labels, frames) << "the pictures have labels, and the log saw them";
   EXPECT_TRUE(problems.empty()) << problems;
 }
@@ -149,6 +158,7 @@ void expect_every_chapter_readable(float scale) {
 // measured steps), which a process makes once.
 TEST(Readable, EveryChapterLabelIsAtLeastTheMinimumAndStaysInItsArea) {
   expect_every_chapter_readable(1.0f);
+  expect_every_chapter_readable(1.6f);
   expect_every_chapter_readable(2.0f);
 }
 
