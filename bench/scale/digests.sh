@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # bench/scale: "the trace unchanged" on several splits. Runs `scale_bench --digest --workers 1`
 # of a build (and of a baseline binary, if given) on each split below and prints one line of
-# hashes per split (losses, weights, unit-cost timeline, memory figures, routing, replicas);
-# with a baseline, each split is marked same or DIFFERENT and the exit status is 1 if any differ.
+# hashes per split (losses, weights, unit-cost timeline, memory figures, communication peaks,
+# routing, replicas); with a baseline, each split is marked same or DIFFERENT (naming the
+# hashes that differ) and the exit status is 1 if any differ. The communication peaks count
+# when a message landed on the host, so they follow the order the engine's workers run ops
+# in; everything else depends only on each rank's program.
 # The splits cover every schedule, ZeRO-1, no first-step broadcast, ep = 1 (whole blocks),
 # interleaved stages and the storyboard's 512 ranks.
 # Usage: bench/scale/digests.sh [BUILD_DIR] [BASELINE_BINARY]
@@ -36,7 +39,12 @@ for s in "${splits[@]}"; do
     # shellcheck disable=SC2086
     theirs=$(digest "$base" $s)
     mark=same
-    [ "$this" = "$theirs" ] || { mark=DIFFERENT; differ=1; }
+    if [ "$this" != "$theirs" ]; then  # name the observables that differ
+      which=$(join <(tr ' ' '\n' <<<"$this" | sed -n 's/=/ /p' | sort) <(tr ' ' '\n' <<<"$theirs" | sed -n 's/=/ /p' | sort) |
+        awk '$2 != $3 { printf "%s%s", n++ ? "," : "", $1 }')
+      mark="DIFFERENT (${which:-fields})"
+      differ=1
+    fi
     echo "[${s:-512 ranks}] $mark: $this"
     [ "$mark" = same ] || echo "  baseline: $theirs"
   else

@@ -5,7 +5,8 @@
 //                                    8 microbatches, 512 texts of 8 tokens, 2 steps)
 //   scale_bench --dp 16 --steps 1    any split (flags below); --help lists them
 //   scale_bench --digest             the same run on the unit-cost clock, printed as one hash
-//                                    per observable (losses, weights, timeline, memory):
+//                                    per observable (losses, weights, timeline, memory,
+//                                    communication peaks, routing):
 //                                    two builds that print the same lines computed the same
 //                                    bits (run both and diff; with --workers 1, as the
 //                                    communication peaks depend on how workers interleave)
@@ -18,6 +19,7 @@
 // The corpus and tokenizer are built first and not timed, as `onegpu train` builds them.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -147,7 +149,8 @@ int main(int argc, char** argv) {
               o.ep, o.microbatches, o.batch, o.seq_len);
   std::printf("setup_s %.3f  (cpu %.3f s)  rss %.0f MB  faults %ld\n", setup, setup_cpu, peak_rss_mb(), page_faults());
 
-  Hash losses, timeline, memory, routing;
+  Hash losses, timeline, memory, comm, routing;
+  const auto comm_cat = static_cast<std::size_t>(MemCategory::Communication);
   for (int s = 0; s < steps; ++s) {
     const double c0 = cpu_seconds();
     const long f0 = page_faults();
@@ -164,15 +167,25 @@ int main(int argc, char** argv) {
       timeline.value(ot.begin);
       timeline.value(ot.end);
     }
-    for (const MemStats& m : r.memory) {
-      memory.value(m.current);
-      memory.value(m.peak);
-    }
-    for (const Event& e : t.memory_events()) {
-      memory.value(e.rank);
-      memory.value(e.id);
-      memory.value(e.bytes);
-      memory.value(e.virtual_begin);
+    // Memory in two parts: what each rank's program holds (weights, gradients, optimizer
+    // state, activations), which no worker order changes, and the communication buffers,
+    // whose peaks count when a message landed on the host and so follow the order the workers
+    // ran in. Events rank by rank (stable: each rank's in its program's order), not in the
+    // order the workers happened to emit them.
+    for (const MemStats& m : r.memory)
+      for (std::size_t c = 0; c < m.current.size(); ++c) {
+        Hash& h = c == comm_cat ? comm : memory;
+        h.value(m.current[c]);
+        h.value(m.peak[c]);
+      }
+    std::vector<Event> mem = t.memory_events();
+    std::stable_sort(mem.begin(), mem.end(), [](const Event& a, const Event& b) { return a.rank < b.rank; });
+    for (const Event& e : mem) {
+      Hash& h = e.detail == comm_cat ? comm : memory;
+      h.value(e.rank);
+      h.value(e.id);
+      h.value(e.bytes);
+      h.value(e.virtual_begin);
     }
     for (auto v : r.router_counts) routing.value(v);
     for (const auto& tr : r.traffic) {  // field by field: the struct has padding
@@ -191,12 +204,13 @@ int main(int argc, char** argv) {
     weights.bytes(w.data(), w.size() * sizeof(float));
     for (int r = 0; r < t.world(); ++r) {
       const MemStats m = t.tracker(r).stats();
-      memory.value(m.current);
+      for (std::size_t c = 0; c < m.current.size(); ++c) (c == comm_cat ? comm : memory).value(m.current[c]);
     }
     std::printf("digest losses %016llx\n", (unsigned long long)losses.h);
     std::printf("digest weights %016llx\n", (unsigned long long)weights.h);
     std::printf("digest timeline %016llx\n", (unsigned long long)timeline.h);
     std::printf("digest memory %016llx\n", (unsigned long long)memory.h);
+    std::printf("digest comm_peaks %016llx\n", (unsigned long long)comm.h);
     std::printf("digest routing %016llx\n", (unsigned long long)routing.h);
     std::printf("digest replicas_agree %d\n", t.replicas_agree() ? 1 : 0);
   }

@@ -136,17 +136,19 @@ void Engine::release_held() {
     ensure_priority();
     sort_held();
   }
-  std::vector<Task> still;
+  std::vector<Task> still, go;
   for (const Task& t : held_) {
     if (passes_gate(t)) {
-      queue_.push_back(t);
+      go.push_back(t);
     } else if (budget_ > 0) {
       --budget_;
-      queue_.push_back(t);
+      go.push_back(t);
     } else {
       still.push_back(t);
     }
   }
+  // The queue is taken from its back: the first by planned begin goes in last, to run first.
+  queue_.insert(queue_.end(), go.rbegin(), go.rend());
   held_.swap(still);
 }
 
@@ -308,8 +310,13 @@ void Engine::worker_main(int index) {
   for (;;) {
     work_cv_.wait(lk, [&] { return stop_ || (!queue_.empty() && !error_); });
     if (stop_) return;
-    const Task t = queue_.front();
-    queue_.pop_front();
+    // Last in, first out (engine.h): on the 512-rank split the first step ran in 1.58-1.66 s
+    // against 1.65-2.21 s taking the oldest, the later ones in 1.06-1.15 s against 1.12-1.41 s.
+    // Virtual times, results and every rank's bytes are the same either way (each rank runs
+    // its program in order); only the communication peaks, which count when a message landed
+    // on the host, follow the order the workers ran in.
+    const Task t = queue_.back();
+    queue_.pop_back();
     ++running_;
     // Fixed already: the rank (and each collective member) is busy with t until it completes.
     const OpContext ctx{plan_, index, step_, clock_->begin_of(t), options_.events};

@@ -30,7 +30,6 @@
 // runner (integer "maths") showing all of this, checked for parity across every split.
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -167,7 +166,11 @@ class Engine {
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, idle_cv_;
-  std::deque<Task> queue_;
+  // Ready tasks, taken from the back: a worker runs what the op it just finished made ready
+  // (depth first), so the activation it wrote is read while still in the cache and the blocks
+  // it freed are taken again, where taking from the front ran every replica's microbatch up
+  // the stages side by side and held all their activations at once (engine.cpp says more).
+  std::vector<Task> queue_;
   std::vector<Task> held_;  // ready but not released (paced)
   std::vector<Task> scratch_;
   std::unique_ptr<DependencyTracker> tracker_;
