@@ -136,6 +136,7 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
     last_fit_ = 0, hold_step_ = -1;
     follow_ = true;
     pick_step_ = -1;
+    by_hand_seen_.reset();
     replay_.go_live();
     index_ = StepIndex{};
     if (rs.run() && !rs.run()->recorded_from.empty()) {

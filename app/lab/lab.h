@@ -11,7 +11,9 @@
 // the run is a command to the job runner.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <glm/vec2.hpp>
@@ -77,6 +79,7 @@ struct LabDrawn {
   glm::vec2 ranks_viewport{0};
   std::vector<render::Rect> labels;  // the ranks view's words, viewport pixels (y up)
   std::vector<render::Rect> chips;   // the ranks view's chips (drawn as chips, not field cells), same pixels
+  bool by_hand_in_view = false;  // the side panel's BY HAND section in view (drawn paused): whole, or from its heading down
   std::vector<std::string> readout_columns;  // one rank by hand: the read-outs beside the chip ("head", "gradients", "update")
   double playhead = 0;                // the moment the ranks view showed
   std::vector<std::int32_t> rank_op;  // op id each rank ran at that moment (-1: none)
@@ -199,9 +202,9 @@ class Lab {
   ReplayCursor replay_;      // the playhead: a click on the ruler or the scrubber sets it (live until then)
   int sel_rank_ = 0;         // the rank whose ops '[' and ']' jump between (a click on its lane)
   LabTab tab_ = LabTab::Timeline;
-  bool tab_pending_ = false;
-  char replay_key_ = 0;
-  int traffic_layer_ = -1;
+  bool tab_pending_ = false;  // set_tab asked for a tab: select it on the next frame
+  char replay_key_ = 0;       // a replay key pressed since the last frame
+  int traffic_layer_ = -1;    // the traffic tab's layer (-1: all summed)
   const RunState* branch_rs_ = nullptr;
   const BranchRun* branch_ = nullptr;
   cli::TrainArgs compare_;     // the other split, as the compare tab's fields hold it
@@ -212,13 +215,16 @@ class Lab {
   std::string preset_shown_, preset_note_, preset_error_;
   char export_base_[256] = "onegpu-lab";
   std::string open_request_, png_request_, message_;
-  bool message_error_ = false;    // the traffic tab's layer (-1: all summed)       // a replay key pressed since the last frame  // set_tab asked for a tab: select it on the next frame
+  bool message_error_ = false;
   std::uint64_t seen_generation_ = 0;
   std::string viewing_;  // the file of a recorded run on screen ("" for the live run)
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for
   bool config_open_request_ = false;          // load_preset: open the configuration header
   mutable StepIndex index_;
   LabDrawn drawn_;
+  // Where the run stood when the BY HAND section was last drawn paused (steps done, in a step,
+  // next op): when a press moves it on, the section is brought into view (lab_panel.cpp).
+  std::optional<std::tuple<int, bool, std::int64_t>> by_hand_seen_;
   bool retained_ = true;
   std::unique_ptr<TimelineLayer> lanes_layer_;
 };

@@ -309,7 +309,9 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, const LabFont
 
 void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
+  drawn_.by_hand_in_view = false;
   if (!run || !viewing_.empty()) return;
+  const float top = ImGui::GetCursorScreenPos().y;
   heading("BY HAND", fonts);
   // Running at full speed the next op changes every frame: nothing to read, and redrawn for
   // nothing. Paused or slowed down, it says what comes next and what just ran.
@@ -348,6 +350,18 @@ void Lab::by_hand_panel(const RunState& rs, const RunnerStatus& st, const LabFon
     }
   }
   ImGui::PopTextWrapPos();
+  // A small window with large text puts this section below the panel's fold, under the
+  // buttons that step: when a press (or a pause) moves the run on, scroll it into view, once
+  // a press, so that a learner who scrolls away is left there. Not on the first look at a run.
+  const float bottom = ImGui::GetCursorScreenPos().y;
+  const float win_top = ImGui::GetWindowPos().y, win_bottom = win_top + ImGui::GetWindowHeight();
+  const float pad = ImGui::GetStyle().WindowPadding.y;
+  // In view: whole, or (taller than the panel at large text) from its heading down.
+  drawn_.by_hand_in_view = top >= win_top - 0.5f && (bottom <= win_bottom + 0.5f || top <= win_top + pad + 0.5f);
+  const auto mark = std::make_tuple(st.steps_done, st.in_step, st.next_op);
+  if (by_hand_seen_ && *by_hand_seen_ != mark && !drawn_.by_hand_in_view)
+    ImGui::SetScrollY(ImGui::GetScrollY() + (top - win_top) - pad);
+  by_hand_seen_ = mark;
 
   // One rank, layer by layer: what each piece produced is drawn beside the chip (lab_readout.cpp).
 }

@@ -277,5 +277,37 @@ TEST(LabPictures, LostEventsAreCountedAndShown) {
       << "no bubble figure from a step with missing spans";
 }
 
+// A learner on a small window with the text up for a projector: the side panel's BY HAND
+// section (what runs next, what just ran) lies below the panel's fold, under the buttons that
+// step. A press that moves the run on brings it into view; the first look at a run does not
+// scroll the panel (its title and configuration stay on top).
+TEST(LabPictures, ByHandSectionComesIntoViewWhenAPressMovesTheRun) {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  {
+    auto app = std::make_unique<App>(find_assets(Options{}), true, true, 2.0f, 0);
+    app->nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
+    jr.wait_idle([&] { app->drain_events(); });
+    render::Framebuffer fb(1024, 640);
+    fb.bind();
+    app->set_frame_ms(-1.0f);
+    auto frames = [&](int n) {
+      for (int i = 0; i < n; ++i) app->frame(1024, 640, 0.0f, 0.1 * i);
+    };
+    frames(2);
+    EXPECT_FALSE(app->lab().drawn().by_hand_in_view) << "at text 2 in 1024x640 the section starts below the fold";
+    frames(2);
+    EXPECT_FALSE(app->lab().drawn().by_hand_in_view) << "nothing pressed: the panel stays where it was";
+    for (int i = 0; i < 3; ++i) jr.step_op();
+    jr.wait_idle([&] { app->drain_events(); });
+    frames(2);  // the press seen, then the panel scrolled
+    EXPECT_TRUE(app->lab().drawn().by_hand_in_view);
+    app.reset();
+  }
+  ImGui::DestroyContext(imgui);
+}
+
 }  // namespace
 }  // namespace onegpu::app
