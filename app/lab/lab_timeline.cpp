@@ -382,11 +382,15 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   // The replay row (lab_scrubber.cpp) sits under the lanes, where they leave room for it (in a
   // small window with large text the lanes come first; the keys P, [ and ] still work).
+  // "Room" for the lanes: each named one by one (up to eight; more fold or band by stage) under
+  // the ruler. Four GPUs at 1024x640 with text 1.5 had kept the replay row and left their lanes
+  // a strip 30 px tall, nameless.
+  const float label_w = 70.0f * s, ruler_h = 18.0f * s;
   const float scrub_h = (float)replay_rows(avail.x, s, fonts) * ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-  const bool replay_row = avail.y - scrub_h >= 40;
+  const float lanes_need = ruler_h + 2.0f * s + (float)std::min(lanes, 8) * fonts.small->FontSize * 0.95f;
+  const bool replay_row = avail.y - scrub_h >= std::max(40.0f, lanes_need);
   if (replay_row) avail.y -= scrub_h;
   if (avail.x < 50 || avail.y < 40) return;
-  const float label_w = 70.0f * s, ruler_h = 18.0f * s;
   const float x0 = p0.x + label_w, x1 = p0.x + avail.x - 4.0f * s;
   const float y0 = p0.y + ruler_h, y1 = p0.y + avail.y - 2.0f * s;
   const float lane_h = (y1 - y0) / (float)lanes;

@@ -277,6 +277,22 @@ TEST(LabPictures, LostEventsAreCountedAndShown) {
       << "no bubble figure from a step with missing spans";
 }
 
+// An engineer on a small window with the text up: the timeline's lanes come before the replay
+// row, each tall enough for its GPU's name (1024x640 at text 1.5 had kept the replay row and
+// left four lanes a strip 30 px tall, nameless); at 1600x900 the replay row is there too.
+TEST(LabPictures, TimelineLanesKeepTheirNamesInASmallWindowWithLargeText) {
+  const std::vector<std::string> run = {"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"};
+  const std::vector<std::string> gpus = {"GPU 1", "GPU 2", "GPU 3", "GPU 4"};
+  for (float scale : {1.5f, 2.0f}) {
+    SCOPED_TRACE(scale);
+    const HeadlessImage img = lab_shot(scale < 2 ? "timeline_small_x15" : "timeline_small_x2", run, 1, 0, 1024, 640, scale);
+    ASSERT_EQ(img.lab.lanes, 4);
+    EXPECT_EQ(img.lab.lane_names, gpus);
+    for (const auto& [top, bottom] : img.lab.lane_y) EXPECT_GE(bottom - top, 13.0f * scale * 0.9f);
+  }
+  EXPECT_EQ(lab_shot("timeline_big", run, 1, 0).lab.lane_names, gpus);
+}
+
 // A learner on a small window with the text up for a projector: the side panel's BY HAND
 // section (what runs next, what just ran) lies below the panel's fold, under the buttons that
 // step. A press that moves the run on brings it into view; the first look at a run does not
