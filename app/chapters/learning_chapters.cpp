@@ -542,8 +542,12 @@ void draw_step_time(Canvas& c, const LearningLayout& L, float grow, float alpha,
   char cap[128];
   std::snprintf(cap, sizeof cap, "one step on GPU 1: %.1f ms, measured, one text at a time · each waits for the one before",
                 total * 1000.0);
+  // Tall enough for "text 1" at the size the text rule draws it (a bar 0.04 high held 10 px
+  // at 1600x900 under 15 px labels), in the foot's height: these chapters leave out the phase
+  // read-out above it, which had no phase to light here.
   const float s = L.s;
-  Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.045f * s}};
+  const float h = std::clamp(1.45f * c.text_size(0.026f * s), 0.04f * s, L.foot.size().y - 0.03f * s);
+  Rect bar{{L.foot.min.x, L.foot.min.y + 0.005f * s}, {L.foot.min.x + 1.5f * s, L.foot.min.y + 0.005f * s + h}};
   draw_time_bar(c, bar, segs, total, grow, alpha, cap, s, wpp);
 }
 }  // namespace
@@ -560,7 +564,6 @@ void LearningChapter::draw_slow(const SceneFrame& f, const LearningLayout& L, fl
     look.text = run.trays()[i].text;
     draw_tray(c, L.tray(i), look, s, wpp);
   }
-  draw_readout(c, L.foot, -1, 1.0f, s, true);
   draw_step_time(c, L, phase(t, 0.5f, 2.0f, Ease::InOutCubic), 1.0f, wpp);
   // The model so far: trained to step 1,000 if chapter 10's run is done, else one step.
   draw_step_counter(c, L.foot, trained_so_far(), 1.0f, s);
@@ -585,7 +588,6 @@ void LearningChapter::draw_new_run(const SceneFrame& f, const LearningLayout& L,
   }
   c.text("+ more", {L.trays.max.x + 0.03f * s, L.trays.min.y + 0.02f * s}, 0.04f * s,
          with_alpha(palette::text_dim, dim), Align::Left);
-  draw_readout(c, L.foot, -1, 1.0f, s, true);
   draw_step_time(c, L, 1.0f, 1.0f, wpp);  // the time bar stays: the cost we want to cut
   // The step count goes back to 0: a fresh, untrained model.
   draw_step_counter(c, L.foot, t < 0.8f ? trained_so_far() : 0, 1.0f, s);

@@ -258,8 +258,11 @@ void draw_time_bar(Canvas& c, const Rect& r, const std::vector<Segment>& segs, d
     if (x1 > x0) {
       c.box({{x0, r.min.y + line}, {x1, r.max.y - line}}, with_alpha(g.color, alpha), 0.006f * s,
             with_alpha(palette::background, alpha), line);
-      if (!g.label.empty() && x1 - x0 > c.text_width(g.label, 0.026f * s) + 0.01f * s)
-        c.text(g.label, {(x0 + x1) * 0.5f, r.center().y - 0.009f * s}, 0.026f * s,
+      // A segment's name inside it, centred, where it fits the segment both ways at the size
+      // drawn (the text rule may draw it taller than a thin bar).
+      const float size = c.text_size(0.026f * s);
+      if (!g.label.empty() && x1 - x0 > c.text_width(g.label, 0.026f * s) + 0.01f * s && size <= r.size().y)
+        c.text(g.label, {(x0 + x1) * 0.5f, r.center().y - 0.5f * (c.font().ascent() - c.font().descent()) * size}, size,
                with_alpha(palette::background, alpha), Align::Center);
     }
     at += g.seconds;

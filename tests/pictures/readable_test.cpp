@@ -162,6 +162,43 @@ TEST(Readable, EveryChapterLabelIsAtLeastTheMinimumAndStaysInItsArea) {
   expect_every_chapter_readable(2.0f);
 }
 
+// Chapters 11 and 12 at their end: the step's time bar holds the names of its four texts, so
+// that "text 1" ... "text 4" stay clear of the caption under the bar. (The bar was 0.04 of the
+// layout high, 10 px at 1600x900, under names the text rule draws 15 px: they ran out of it
+// over the caption and the phase read-out above, at every size.)
+TEST(Readable, TimeBarNamesItsTextsInsideItAtEveryTextScale) {
+  for (const char* id : {"slow", "new-run"}) {
+    const int chapter = find_chapter(id);
+    for (float scale : {1.0f, 1.6f, 2.0f}) {
+      StoryApp s(scale);
+      const float end = s.app->chapter(chapter).duration();
+      s.app->chapter(chapter).prepare(end);
+      for (Size sz : {Size{1024, 600}, Size{1024, 640}, Size{1280, 720}, Size{1600, 900}}) {
+        SCOPED_TRACE(std::string(id) + " " + std::to_string(sz.w) + "x" + std::to_string(sz.h) + " scale " +
+                     std::to_string(scale));
+        s.frame(chapter, end, sz);
+        std::vector<render::LabelRecord> names;
+        const render::LabelRecord* caption = nullptr;
+        for (const render::LabelRecord& l : s.app->labels().labels()) {
+          if (l.alpha < 0.3f) continue;
+          if (l.text.rfind("text ", 0) == 0 && l.text.size() == 6) names.push_back(l);
+          if (l.text.rfind("one step on GPU 1", 0) == 0) caption = &l;
+        }
+        ASSERT_NE(caption, nullptr);
+        EXPECT_EQ(names.size(), 4u) << "each text named in its segment";
+        auto ink = [](const render::LabelRecord& l) {  // as check_labels: less most of the line's gaps
+          render::Rect r = l.box;
+          r.min.y += 0.2f * l.em_px;
+          r.max.y -= 0.15f * l.em_px;
+          return r;
+        };
+        for (const render::LabelRecord& n : names)
+          EXPECT_FALSE(overlaps(ink(n), ink(*caption))) << describe(n) << " WITH " << describe(*caption);
+      }
+    }
+  }
+}
+
 // Chapter 27 at its end, the camera still: every word lies wholly inside the picture, the three
 // lines under the field too, at a projector's text scales and in small windows (at scale 2 in a
 // 1024x640 window the last line ran under the caption panel; the rule above passes over a label
