@@ -6,6 +6,7 @@
 #include "app/run/model_memory.h"
 #include "app/scene/chip.h"
 #include "render/palette.h"
+#include "render/text_rule.h"
 #include "render/tween.h"
 
 namespace onegpu::app {
@@ -88,18 +89,24 @@ void OpenChapter::draw(const SceneFrame& f, const Camera& cam) {
   // Names for the two parts.
   c.set_layer(2);
   float big = 0.052f * s, small = 0.034f * s;
+  // Each name over its note, spaced by the sizes the text rule draws them at (in a small window
+  // both are raised to the minimum and the fixed gap left them touching).
+  const float pitch = std::max(0.05f * s, render::line_pitch(c.text_size(big), c.text_size(small)));
   float mem_a = phase(t, 2.4f, 0.6f, Ease::Smooth);
   for (const Rect* wall : {&p.left_wall, &p.right_wall}) {
-    c.text("Memory", {wall->center().x, chip.max.y + 0.11f * s}, big, with_alpha(palette::text, mem_a), Align::Center);
+    c.text("Memory", {wall->center().x, chip.max.y + 0.06f * s + pitch}, big, with_alpha(palette::text, mem_a),
+           Align::Center);
     c.text("fills as data arrives", {wall->center().x, chip.max.y + 0.06f * s}, small,
            with_alpha(palette::text_dim, mem_a), Align::Center);
   }
   float comp_a = phase(t, 3.0f, 0.6f, Ease::Smooth);
-  c.text("Compute", {p.strip.center().x, chip.min.y - 0.085f * s}, big, with_alpha(palette::text, comp_a),
-         Align::Center);
-  c.text("lights up wherever work is being done", {p.strip.center().x, chip.min.y - 0.135f * s}, small,
+  const float compute_y = chip.min.y - 0.085f * s;
+  c.text("Compute", {p.strip.center().x, compute_y}, big, with_alpha(palette::text, comp_a), Align::Center);
+  c.text("lights up wherever work is being done", {p.strip.center().x, compute_y - pitch}, small,
          with_alpha(palette::text_dim, comp_a), Align::Center);
-  c.line({p.strip.center().x, chip.min.y - 0.04f * s}, {p.strip.center().x, p.strip.min.y - 0.01f * s},
+  // The pointer starts over the word, not inside it, at any size.
+  const float word_top = compute_y + c.font().ascent() * c.text_size(big) + 0.008f * s;
+  c.line({p.strip.center().x, std::max(chip.min.y - 0.04f * s, word_top)}, {p.strip.center().x, p.strip.min.y - 0.01f * s},
          std::max(1.5f * wpp, 0.004f * s), with_alpha(palette::lit, comp_a * 0.8f));
   c.set_layer(0);
 }
@@ -148,7 +155,8 @@ void WeightsChapter::draw(const SceneFrame& f, const Camera& cam) {
     const ModelBytes& b = bytes[shown - 1];
     std::snprintf(line, sizeof line, "%.2fM weights × 18 bytes: weight, gradient, exact copy, two averages",
                   b.params / 1e6);
-    c.text(line, {chip.center().x, chip.min.y - 0.135f * s}, small, with_alpha(palette::text_dim, 1.0f),
+    const float pitch = std::max(0.05f * s, render::line_pitch(c.text_size(big), c.text_size(small)));
+    c.text(line, {chip.center().x, chip.min.y - 0.085f * s - pitch}, small, with_alpha(palette::text_dim, 1.0f),
            Align::Center);
   }
   float deep = look.hairlines;

@@ -7,6 +7,7 @@
 #include "app/chapters/box_chapters.h"
 #include "app/run/model_memory.h"
 #include "render/palette.h"
+#include "render/text_rule.h"
 #include "render/tween.h"
 
 namespace onegpu::app {
@@ -39,8 +40,11 @@ void fits_note(Canvas& c, const ScaleBlock& b, const std::string& head, const Ra
   std::string line = bytes ? "fullest GPU holds " + format_bytes(bytes->most()) + " of the toy GPU's " +
                                  format_bytes(toy_capacity_bytes()) + " (weights, gradients, optimizer state)"
                            : "measuring…";
-  c.text(line, {at.x + 0.38f, at.y - 0.5f}, 0.19f, with_alpha(palette::text_dim, a), Align::Left);
-  c.text(what, {at.x + 0.38f, at.y - 0.8f}, 0.17f, with_alpha(palette::text_faint, a), Align::Left);
+  // Lines spaced by the sizes drawn: large text (Ctrl+=) raised both and left them touching.
+  const float y_line = std::min(at.y - 0.5f, at.y - 0.1f - render::line_pitch(c.text_size(0.3f), c.text_size(0.19f)));
+  c.text(line, {at.x + 0.38f, y_line}, 0.19f, with_alpha(palette::text_dim, a), Align::Left);
+  c.text(what, {at.x + 0.38f, std::min(y_line - 0.3f, y_line - render::line_pitch(c.text_size(0.19f), c.text_size(0.17f)))},
+         0.17f, with_alpha(palette::text_faint, a), Align::Left);
 }
 
 // Shown while what the chapter needs is still running.
