@@ -9,6 +9,7 @@
 #include "app/run/model_memory.h"
 #include "app/scene/gpu_box.h"
 #include "render/palette.h"
+#include "render/text_rule.h"
 #include "render/tween.h"
 
 namespace onegpu::app {
@@ -196,11 +197,13 @@ void TokensChapter::draw(const SceneFrame& f, const Camera& cam) {
                 tr.pairs_per_gpu);
   c.text(line, {gap_x, g[0].chip.min.y - 0.1f * s}, 0.034f * s, with_alpha(palette::text_dim, note), Align::Center);
   // The step counter under the right GPU, pushed below the note when the rule makes that wide.
+  // Below it means a line's pitch under the note's baseline at both sizes drawn (a fixed 1.3
+  // of the note's size left the larger counter's top in the note at 1920x1080, text 1.6).
   const float note_right = gap_x + 0.5f * c.text_width(line, 0.034f * s);
-  const float below = note_right > g[1].chip.max.x - c.text_width("step 2", 0.05f * s) - 0.02f * s
-                          ? 1.3f * c.text_size(0.034f * s) : 0.0f;
-  c.text(t >= kMeet + 0.5f ? "step 2" : "step 1", {g[1].chip.max.x, g[0].chip.min.y - 0.08f * s - below}, 0.05f * s,
-         palette::text, Align::Right);
+  const bool below = note_right > g[1].chip.max.x - c.text_width("step 2", 0.05f * s) - 0.02f * s;
+  const float counter_y = below ? g[0].chip.min.y - 0.1f * s - render::line_pitch(c.text_size(0.034f * s), c.text_size(0.05f * s))
+                                : g[0].chip.min.y - 0.08f * s;
+  c.text(t >= kMeet + 0.5f ? "step 2" : "step 1", {g[1].chip.max.x, counter_y}, 0.05f * s, palette::text, Align::Right);
   c.text("layers 5–8 still wait: eight layers do not fit yet", {gap_x, g[0].chip.max.y + 0.68f * s}, 0.04f * s,
          with_alpha(palette::text, note), Align::Center);
   c.set_layer(0);
