@@ -14,6 +14,7 @@
 #include "app/scene/gpu_box.h"
 #include "app/scene/learning_scene.h"
 #include "render/palette.h"
+#include "render/text_rule.h"
 #include "render/tween.h"
 
 namespace onegpu::app {
@@ -277,8 +278,18 @@ void SyncChapter::draw(const SceneFrame& f, const Camera& cam) {
   glm::vec2 mid{gap_x, g1.chip.center().y + 0.42f * s};
   c.text(dp.replicas_equal ? "=" : "≠", mid, 0.14f * s, with_alpha(dp.replicas_equal ? palette::text : palette::backward, eq),
          Align::Center);
-  c.text(dp.replicas_equal ? "identical, checked" : "copies differ!", {mid.x, mid.y - 0.06f * s}, 0.03f * s,
-         with_alpha(palette::text_dim, eq), Align::Center);
+  // Under it, in the gap between the two chips: on two lines where the text rule draws the
+  // words wider than the gap (at text 1.6 they ran over both chips' edges).
+  const std::string said = dp.replicas_equal ? "identical, checked" : "copies differ!";
+  const float gap = g2.chip.min.x - g1.chip.max.x - 0.02f * s, said_size = c.text_size(0.03f * s);
+  const std::size_t cut = said.find(' ');
+  if (c.text_width(said, 0.03f * s) <= gap || cut == std::string::npos) {
+    c.text(said, {mid.x, mid.y - 0.06f * s}, 0.03f * s, with_alpha(palette::text_dim, eq), Align::Center);
+  } else {
+    c.text(said.substr(0, cut), {mid.x, mid.y - 0.06f * s}, 0.03f * s, with_alpha(palette::text_dim, eq), Align::Center);
+    c.text(said.substr(cut + 1), {mid.x, mid.y - 0.06f * s - render::line_pitch(said_size, said_size)}, 0.03f * s,
+           with_alpha(palette::text_dim, eq), Align::Center);
+  }
   // The step count and the bracket.
   float st = phase(t, 2.8f, 0.3f, Ease::Smooth);
   c.text(st > 0.5f ? "step 1" : "step 0", {g2.chip.max.x, g1.chip.max.y + 0.08f * s}, 0.05f * s, palette::text,
