@@ -180,7 +180,7 @@ float Canvas::text(std::string_view s, glm::vec2 baseline, float size, glm::vec4
   if (!in_view) return draw_lines({std::string(s)}, baseline, size, color, a, vis, false);
   // Keep the label whole on screen: shrink a line wider than the view (down to the minimum),
   // wrap what is still too wide, then move the lot in from any edge it crosses.
-  const float margin = 4.0f * view_.world_per_px, room = vis.size().x - 2.0f * margin;
+  const float margin = kTextMargin * view_.world_per_px, room = vis.size().x - 2.0f * margin;
   std::vector<std::string> lines{std::string(s)};
   const float w = font_->measure(s) * size;
   if (w > room) {

@@ -38,6 +38,9 @@ struct DrawnItem {
   glm::ivec4 box;
 };
 
+// Pixels a label keeps from the view's edges when text() moves it in.
+inline constexpr float kTextMargin = 4.0f;
+
 // What is on screen this frame, for the text rule.
 struct TextView {
   Rect visible;              // the canvas units shown (world rect, or the viewport's pixels)
@@ -89,6 +92,11 @@ class Canvas {
   // The size a label asked at `size` is drawn at: never under the minimum.
   float text_size(float size) const { return size < min_text_ ? min_text_ : size; }
   float min_text() const { return min_text_; }  // the minimum em, canvas units
+  // The rightmost x a label may reach: the view's right edge less the margin text() keeps
+  // (meaningful only after set_view: check view().visible first).
+  float text_right() const { return view_.visible.max.x - kTextMargin * view_.world_per_px; }
+  // The baseline that centres a line drawn at `size` (after the rule) on height y.
+  float baseline_centred(float y, float size) const { return y - 0.5f * (font_->ascent() - font_->descent()) * size; }
   void set_view(const TextView& v);
   const TextView& view() const { return view_; }
   const SdfFont& font() const { return *font_; }

@@ -284,7 +284,7 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
   std::snprintf(clock_short, sizeof clock_short, "time →  (virtual clock, fastest of %d runs)", kMeasuredSteps);
   const float clock_size = 0.036f * s * kSmallText;
   const Rect& shown = c.view().visible;
-  const float clock_room = shown.max.x - 4.0f * c.view().world_per_px - top.min.x;  // the rule's margin
+  const float clock_room = c.text_right() - top.min.x;
   const char* clock = clock_long;
   if (shown.size().x > 0.0f && c.text_width(clock_long, clock_size) > clock_room)
     clock = c.text_width(clock_short, clock_size) <= clock_room ? clock_short : "time →";
@@ -430,7 +430,7 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
                   percent(run.bubble).c_str(), percent(run.textbook).c_str(), kRuns[i]);
     // Beside the pair of gauges, wrapped to the room left of the picture's right edge.
     const float x = g.max.x + 0.05f * s, size = c.text_size(0.042f * s * kSmallText);
-    const float room = std::max(c.view().visible.max.x - 4.0f * wpp - x, 0.6f);
+    const float room = std::max(c.text_right() - x, 0.6f);
     lowest = std::min(lowest, c.paragraph(line, {x, g.max.y + 0.02f * s + c.font().ascent() * size}, room, size,
                                           with_alpha(palette::text, a)));
   }
@@ -440,7 +440,7 @@ void BackToBackChapter::draw(const SceneFrame& f, const Camera& cam) {
   c.paragraph("the textbook figure assumes equal stages; here stage 2 also runs the output layer and the loss, so it "
               "works longer",
               {last.min.x, std::min(last.min.y - 0.12f * s + c.font().ascent() * note, lowest - 0.02f * s)},
-              std::max(c.view().visible.max.x - 4.0f * wpp - last.min.x, 0.6f), note, with_alpha(palette::text_dim, why));
+              std::max(c.text_right() - last.min.x, 0.6f), note, with_alpha(palette::text_dim, why));
   c.set_layer(0);
 }
 

@@ -316,7 +316,7 @@ void Step64Chapter::draw(const SceneFrame& f, const Camera& cam) {
   const float x0 = r0.min.x, w = r0.size().x;
   auto xv = [&](double vv) { return x0 + w * float(vv / step->step_end); };
   // Over the chart, as far as the picture's right edge: smaller or on two lines if it must.
-  const float right = std::max(c.view().visible.max.x - 4.0f * wpp, r0.max.x);
+  const float right = std::max(c.text_right(), r0.max.x);
   c.text_in("GPU 1, 9, 17 … 57, the first of each stage, on the step's virtual clock",
             {{x0, bl.max.y + 0.05f}, {right, bl.max.y + 0.05f + std::max(0.3f, 2.6f * c.min_text())}}, 0.2f,
             with_alpha(palette::text_dim, chart_a), Align::Left);

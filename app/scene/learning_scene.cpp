@@ -128,7 +128,7 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       const float clear = from + c.text_width(pct, 0.028f * s) + 0.03f * s;
       const float words = c.text_width(error_text, 0.028f * s);
       const Rect& shown = c.view().visible;
-      const float right_edge = shown.size().x > 0.0f ? shown.max.x - 4.0f * wpp : r.max.x + words + 0.1f * s;
+      const float right_edge = shown.size().x > 0.0f ? c.text_right() : r.max.x + words + 0.1f * s;
       if (to - clear > words) {
         c.text(error_text, {(clear + to) * 0.5f, yy + lift}, 0.028f * s, pink, Align::Center);
       } else if (const std::string brief = error_text.substr(0, error_text.find(' ', error_text.find(' ') + 1));
@@ -138,7 +138,7 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
         // and the names of the tokens); where the whole does not fit there, "error 8.51" alone.
         const float size = c.text_size(0.028f * s);
         c.text(to + 0.02f * s + words <= right_edge ? error_text : brief,
-               {to + 0.02f * s, yy - 0.5f * (c.font().ascent() - c.font().descent()) * size}, size, pink);
+               {to + 0.02f * s, c.baseline_centred(yy, size)}, size, pink);
       } else {  // left of the bracket, and of the word "certain" over its end
         const float certain_left = x0 + full - 0.5f * c.text_width("certain", 0.026f * s);
         c.text(error_text, {std::min(from - 0.01f * s, certain_left - 0.02f * s), yy + lift}, 0.028f * s, pink,
@@ -262,7 +262,7 @@ void draw_time_bar(Canvas& c, const Rect& r, const std::vector<Segment>& segs, d
       // drawn (the text rule may draw it taller than a thin bar).
       const float size = c.text_size(0.026f * s);
       if (!g.label.empty() && x1 - x0 > c.text_width(g.label, 0.026f * s) + 0.01f * s && size <= r.size().y)
-        c.text(g.label, {(x0 + x1) * 0.5f, r.center().y - 0.5f * (c.font().ascent() - c.font().descent()) * size}, size,
+        c.text(g.label, {(x0 + x1) * 0.5f, c.baseline_centred(r.center().y, size)}, size,
                with_alpha(palette::background, alpha), Align::Center);
     }
     at += g.seconds;
