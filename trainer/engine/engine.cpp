@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <string>
 
 #include "trainer/error.h"
@@ -14,6 +15,13 @@ std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// CPU time of the calling thread (engine.h: EngineOptions::thread_cpu_costs).
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (std::int64_t)t.tv_sec * 1'000'000'000 + t.tv_nsec;
 }
 
 EventKind event_kind(OpKind k) { return op_kind_info(k).event; }  // the one table of kinds, plan.h
@@ -322,7 +330,8 @@ void Engine::worker_main(int index) {
     const OpContext ctx{plan_, index, step_, clock_->begin_of(t), options_.events};
     lk.unlock();
 
-    const std::int64_t w0 = now_ns();
+    const bool cpu_costs = options_.thread_cpu_costs;
+    const std::int64_t w0 = now_ns(), c0 = cpu_costs ? thread_cpu_ns() : 0;
     std::exception_ptr failed;
     try {
       if (t.collective) {
@@ -334,7 +343,7 @@ void Engine::worker_main(int index) {
       failed = std::current_exception();
     }
     const std::int64_t w1 = now_ns();
-    const double measured = static_cast<double>(w1 - w0) * 1e-9;
+    const double measured = static_cast<double>(cpu_costs ? thread_cpu_ns() - c0 : w1 - w0) * 1e-9;
 
     lk.lock();
     if (failed) {

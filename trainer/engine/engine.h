@@ -11,7 +11,8 @@
 // and wait() until the released work is done (wait() says Paused or Finished).
 // Collectives run once, on one worker, after every member has arrived, with members in rank
 // order, so a runner that reduces in that order is bitwise reproducible.
-// Each op's wall time (or, for a device-timed runner, its device time) is measured and fed to
+// Each op's wall time (its thread's CPU time with EngineOptions::thread_cpu_costs; for a
+// device-timed runner, its device time) is measured and fed to
 // the virtual clock (virtual_clock.h); every
 // completed op becomes an Event in the worker's own ring when an EventStream is attached
 // (Event::value = measured seconds, Event::id = op id).
@@ -91,6 +92,12 @@ struct EngineOptions {
   CostModel cost = CostModel{};    // virtual clock (measured compute by default)
   EventStream* events = nullptr;   // needs at least `workers` producers; lane = worker index
   int step = 0;                    // step number put on events
+  // Measured compute is the CPU time of the worker's thread while it ran the op, not the wall
+  // time: a worker the system preempts (a window drawing on the same cores) is not charged the
+  // time it waited. Two clock reads a syscall each (about 1.2 us apiece on these VMs), so off
+  // by default; the app's runs turn it on. Ops must run on the calling thread alone (every
+  // rank's CPU backend does); the wall stamps are kept either way.
+  bool thread_cpu_costs = false;
 };
 
 enum class EngineState { Paused, Finished };

@@ -279,7 +279,7 @@ struct ParallelTrainer::Impl final : OpRunner {
       return;
     }
     const int workers = opt.workers;
-    EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events};
+    EngineOptions eo{.workers = workers, .cost = opt.cost, .events = opt.events, .thread_cpu_costs = opt.thread_cpu_costs};
     steady_engine = std::make_unique<Engine>(*steady_plan, *this, eo);
     if (first_plan) first_engine = std::make_unique<Engine>(*first_plan, *this, eo);
     lap("engines");

@@ -70,6 +70,7 @@ struct ParallelOptions {
   AdamWConfig optim;     // total_steps is set from steps
   int workers = 0;       // engine threads; 0: one per core
   CostModel cost;        // virtual clock
+  bool thread_cpu_costs = false;  // EngineOptions::thread_cpu_costs: ops cost their thread's CPU time
   bool broadcast_first_step = true;
   // Members of an expert group share one set of weights and optimizer state from set-up (the
   // broadcasts then only charge the bytes they carry). With this set, each member keeps arrays

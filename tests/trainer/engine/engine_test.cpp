@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trainer/engine/engine.h"
@@ -125,6 +126,36 @@ TEST(Engine, MeasuredCostsDriveTheVirtualClock) {
       // end = begin + measured on the clock; taking begin away again rounds at begin's scale.
       EXPECT_NEAR(t.end - t.begin, t.measured_s, 4 * std::numeric_limits<double>::epsilon() * t.end);
     }
+  }
+}
+
+// An op whose thread is off the core for part of it (here it sleeps; in the app, a window
+// drawing preempts it) is charged that time on the wall clock, and not with thread CPU costs.
+TEST(Engine, ThreadCpuCostsLeaveOutTimeTheWorkerWasOffTheCore) {
+  struct Sleepy final : OpRunner {
+    void run(const Op& op, const OpContext&) override {
+      if (op.is_compute()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } sleepy;
+  const Plan plan = compile_plan(cfg(Schedule::GPipe, 2, 1, 1, 1));
+  CostModel model;
+  model.free_comm = true;
+  for (bool cpu : {false, true}) {
+    Engine engine(plan, sleepy, EngineOptions{.workers = 2, .cost = model, .thread_cpu_costs = cpu});
+    const Timeline& tl = engine.run();
+    int computes = 0;
+    for (const Op& op : plan.ops) {
+      if (!op.is_compute() || op.kind == OpKind::Update) continue;
+      ++computes;
+      const OpTime& t = tl.ops[op.id];
+      if (cpu)
+        EXPECT_LT(t.measured_s, 0.005) << describe(op);  // a sleep costs the thread next to nothing
+      else
+        EXPECT_GE(t.measured_s, 0.019) << describe(op);
+      // The wall stamps still say when the op ran, sleep and all.
+      EXPECT_GE(t.wall_end_ns - t.wall_begin_ns, 19'000'000) << describe(op);
+    }
+    EXPECT_GT(computes, 0);
   }
 }
 
