@@ -51,6 +51,8 @@ TraceRun trace_run_from(const trainer::TraceFile& f, const std::string& path) {
   info->args.vstages = rc.vstages;
   info->args.microbatches = rc.microbatches;
   info->args.schedule = std::string(trainer::to_string(rc.schedule));
+  info->args.zero = rc.zero;
+  info->by_layer = rc.op_per_layer;
   info->args.model = "(trace)";
 
   // Ops by step: the trace counts steps from 1 (a one-step trace says -1), the run state from 0.

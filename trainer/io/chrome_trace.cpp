@@ -73,6 +73,9 @@ std::string chrome_trace_json(std::span<const TraceStep> steps, const TraceOptio
   w.field("pp", cfg.pp).field("dp", cfg.dp).field("ep", cfg.ep).field("vstages", cfg.vstages);
   w.field("microbatches", cfg.microbatches).field("layers", cfg.layers);
   w.field("experts", cfg.experts);
+  // Both change the plan's ops (ZeRO-1's reduce-scatter and all-gather; one op a layer), so a
+  // trace without them would not open again against its own plan.
+  w.field("zero", cfg.zero).field("op_per_layer", cfg.op_per_layer);
   if (steps[0].step >= 0) w.field("steps", static_cast<long long>(steps.size()));
   w.end_object();
   w.key("traceEvents").begin_array();
@@ -244,6 +247,8 @@ TraceFile parse_trace_file(std::string_view text, const std::string& source) {
       num("microbatches", c.microbatches);
       num("layers", c.layers);
       num("experts", c.experts);
+      num("zero", c.zero);  // absent in traces written before it: 0, as those runs were
+      if (const json::Value* x = od->find("op_per_layer")) c.op_per_layer = x->as_bool();
       file.has_config = true;
     }
     for (const json::Value& e : events->as_array()) {

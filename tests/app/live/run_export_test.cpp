@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "app/lab/lab.h"
 #include "app/live/job_runner.h"
@@ -19,7 +21,9 @@ namespace {
 
 std::string temp(const char* name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
-TEST(RunExport, TraceRoundTripKeepsTheSpans) {
+// Runs three steps of the Lab under `args`, writes them as a trace, opens it again and checks
+// every op's span and each step's bubble.
+void round_trip(const std::vector<std::string>& args, const char* file) {
   JobRunner jr;
   RunState rs;
   auto pump = [&] {
@@ -27,15 +31,17 @@ TEST(RunExport, TraceRoundTripKeepsTheSpans) {
     if (live && live->generation != rs.generation()) rs.attach(live);
     rs.drain();
   };
-  jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16", "--workers", "2"}));
+  jr.configure(lab_train_args(args));
   for (int i = 0; i < 3; ++i) jr.step_whole();
   jr.wait_idle(pump);
   pump();
-  const std::string path = temp("onegpu_lab_export.json");
+  const std::string path = temp(file);
   ASSERT_EQ(export_trace(rs, path), 3);
 
   const TraceRun tr = load_trace_run(path);
   ASSERT_EQ(tr.steps, 3);
+  EXPECT_EQ(tr.run->by_layer, rs.run()->by_layer);
+  EXPECT_EQ(tr.run->args.zero, rs.run()->args.zero);
   RunState back;
   back.attach(tr.run);
   for (const auto& e : tr.events) back.consume(e);
@@ -59,6 +65,18 @@ TEST(RunExport, TraceRoundTripKeepsTheSpans) {
     EXPECT_NEAR(b->bubble, a->bubble, 1e-3) << "the same bubble from the same spans";
   }
   std::filesystem::remove(path);
+}
+
+TEST(RunExport, TraceRoundTripKeepsTheSpans) {
+  round_trip({"--pp", "2", "--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16", "--workers", "2"}, "onegpu_lab_export.json");
+}
+
+// One GPU runs an op a layer (the learner's view) and ZeRO-1 adds a reduce-scatter and an
+// all-gather: both plans differ from the default one, and a trace that did not say so failed
+// to open ("step 0 has 9 ops, its configuration's plan 3").
+TEST(RunExport, TraceOfOneGpuOrZeroOneOpensAgain) {
+  round_trip({"--batch", "4", "--seq", "16", "--workers", "2"}, "onegpu_lab_export_one.json");
+  round_trip({"--dp", "2", "--zero", "1", "--batch", "4", "--seq", "16", "--workers", "2"}, "onegpu_lab_export_zero.json");
 }
 
 TEST(RunExport, JsonlHasOneObjectPerStepAndOp) {
