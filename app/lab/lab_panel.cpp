@@ -89,8 +89,9 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   ImGui::PopStyleColor();
   if (!open) {
     ImGui::PushFont(fonts.small);
-    words_dim("%s · dp %d ep %d pp %d · %s · %d microbatch%s", edit_.model.c_str(), edit_.dp, edit_.ep, edit_.pp,
-                        edit_.schedule.c_str(), edit_.microbatches, edit_.microbatches > 1 ? "es" : "");
+    words_dim("%s · dp %d ep %d pp %d · %s · %d microbatch%s%s", edit_.model.c_str(), edit_.dp, edit_.ep, edit_.pp,
+              edit_.schedule.c_str(), edit_.microbatches, edit_.microbatches > 1 ? "es" : "",
+              edit_.zero ? " · ZeRO-1" : "");
     ImGui::PopFont();
   }
   bool changed = false;
