@@ -90,8 +90,16 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
   // Labels in <hex> are tokens that hold only part of a character: say so once, under the chart.
   for (const Bar& b : bars)
     if (b.label.find('<') != std::string::npos && b.label.find('>') != std::string::npos) {
-      c.text("<E2 80> and the like: a token holding only part of a character, shown as its bytes",
-             {r.min.x, r.min.y - 0.04f * s}, 0.026f * s, with_alpha(palette::text_dim, alpha));
+      // Told shorter where the whole runs past the picture's edge from the chart's left (the
+      // text would be pushed left, over the chip, at 1920x1080 with text 1.6).
+      static const char* kNotes[] = {"<E2 80> and the like: a token holding only part of a character, shown as its bytes",
+                                     "<E2 80> and the like: part of a character, shown as bytes",
+                                     "<E2 80>: bytes of part of a character"};
+      const char* note = kNotes[0];
+      if (c.view().visible.size().x > 0.0f)
+        for (const char* n : kNotes)
+          if ((note = n), r.min.x + c.text_width(n, 0.026f * s) <= c.text_right()) break;
+      c.text(note, {r.min.x, r.min.y - 0.04f * s}, 0.026f * s, with_alpha(palette::text_dim, alpha));
       break;
     }
   const float top = std::min(r.max.y - 0.13f * s, y2 - 0.35f * small - 0.02f * s - 1.2f * c.text_size(0.026f * s));

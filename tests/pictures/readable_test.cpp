@@ -199,6 +199,35 @@ TEST(Readable, TimeBarNamesItsTextsInsideItAtEveryTextScale) {
   }
 }
 
+// Chapters 5-8: the note under the chart about byte tokens ("<E2 80> and the like ...") starts
+// at the chart's left, as its subtitle does, at every size and text scale: told whole, at 1920x1080
+// with text 1.6 it ran past the picture's edge and was pushed left over the chip.
+TEST(Readable, ByteTokenNoteStaysUnderTheChart) {
+  int seen = 0;
+  for (const char* id : {"next-token", "guess", "gradients", "step"}) {
+    const int chapter = find_chapter(id);
+    for (float scale : {1.0f, 1.6f, 2.0f}) {
+      StoryApp s(scale);
+      const float end = s.app->chapter(chapter).duration();
+      s.app->chapter(chapter).prepare(end);
+      for (Size sz : {Size{1024, 640}, Size{1600, 900}, Size{1920, 1080}}) {
+        s.frame(chapter, end, sz);
+        const render::LabelRecord *note = nullptr, *subtitle = nullptr;
+        for (const render::LabelRecord& l : s.app->labels().labels()) {
+          if (l.alpha < 0.3f) continue;
+          if (l.text.rfind("<E2 80>", 0) == 0) note = &l;
+          if (l.text == "the model's next-token probabilities") subtitle = &l;
+        }
+        if (!note || !subtitle) continue;
+        ++seen;
+        EXPECT_GE(note->box.min.x, subtitle->box.min.x - 1.0f)
+            << id << " " << sz.w << "x" << sz.h << " scale " << scale << ": " << describe(*note);
+      }
+    }
+  }
+  EXPECT_GT(seen, 0) << "no chart with a byte token drawn: the test checked nothing";
+}
+
 // Chapter 27 at its end, the camera still: every word lies wholly inside the picture, the three
 // lines under the field too, at a projector's text scales and in small windows (at scale 2 in a
 // 1024x640 window the last line ran under the caption panel; the rule above passes over a label
