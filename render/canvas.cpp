@@ -148,7 +148,7 @@ std::vector<std::string> Canvas::wrap(std::string_view s, float size, float widt
 }
 
 float Canvas::draw_lines(const std::vector<std::string>& lines, glm::vec2 baseline, float size, glm::vec4 color,
-                         Align a, const Rect& area, bool in_view) {
+                         Align a, const Rect& area, bool in_view, float moved) {
   TextBatch& batch = *layers_[layer_].text;
   float widest = 0.0f;
   for (std::size_t i = 0; i < lines.size(); ++i)
@@ -168,7 +168,7 @@ float Canvas::draw_lines(const std::vector<std::string>& lines, glm::vec2 baseli
     std::string all;
     for (const auto& l : lines) all += (all.empty() ? "" : " ") + l;
     view_.log->add({std::move(all), size / view_.world_per_px, view_.min_px, px_rect({{left, bottom}, {left + widest, top}}),
-                    px_rect(area), color.a, in_view, static_cast<int>(lines.size())});
+                    px_rect(area), color.a, in_view, static_cast<int>(lines.size()), moved / view_.world_per_px});
   }
   return widest;
 }
@@ -197,7 +197,7 @@ float Canvas::text(std::string_view s, glm::vec2 baseline, float size, glm::vec4
   else if (left + widest > vis.max.x - margin) d.x = vis.max.x - margin - (left + widest);
   if (top > vis.max.y - margin) d.y = vis.max.y - margin - top;
   else if (bottom < vis.min.y + margin) d.y = vis.min.y + margin - bottom;
-  return draw_lines(lines, baseline + d, size, color, a, vis, true);
+  return draw_lines(lines, baseline + d, size, color, a, vis, true, std::max(std::abs(d.x), std::abs(d.y)));
 }
 
 float Canvas::text_in(std::string_view s, const Rect& area, float size, glm::vec4 color, Align a) {

@@ -128,9 +128,10 @@ class Canvas {
   // Greedy word wrap of `s` at `size` into lines no wider than `width` (a longer word keeps
   // its own line).
   std::vector<std::string> wrap(std::string_view s, float size, float width) const;
-  // Draws `lines` from the first baseline down, and logs them as one label.
+  // Draws `lines` from the first baseline down, and logs them as one label (moved: how far
+  // text() moved them in from an edge, world units).
   float draw_lines(const std::vector<std::string>& lines, glm::vec2 baseline, float size, glm::vec4 color,
-                   Align a, const Rect& area, bool in_view);
+                   Align a, const Rect& area, bool in_view, float moved = 0.0f);
   float line_gap(float size) const { return 1.2f * size; }
   void leave_out_unseen(const Camera& cam, DrawStats& stats);
   struct Cover {  // the opaque inside of a box (opaque_interior), hiding what was drawn before it

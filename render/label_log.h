@@ -18,6 +18,7 @@ struct LabelRecord {
   float alpha = 1;       // of its colour: a label fading in or out is still logged
   bool in_view = true;   // its anchor was on screen (a label passing by during a pan is not)
   int lines = 1;         // more than one when it was wrapped to fit
+  float moved_px = 0;    // how far Canvas::text moved it in from an edge it crossed (pixels)
 };
 
 class LabelLog {

@@ -43,8 +43,15 @@ void fits_note(Canvas& c, const ScaleBlock& b, const std::string& head, const Ra
   // Lines spaced by the sizes drawn: large text (Ctrl+=) raised both and left them touching.
   const float y_line = std::min(at.y - 0.5f, at.y - 0.1f - render::line_pitch(c.text_size(0.3f), c.text_size(0.19f)));
   c.text(line, {at.x + 0.38f, y_line}, 0.19f, with_alpha(palette::text_dim, a), Align::Left);
-  c.text(what, {at.x + 0.38f, std::min(y_line - 0.3f, y_line - render::line_pitch(c.text_size(0.19f), c.text_size(0.17f)))},
-         0.17f, with_alpha(palette::text_faint, a), Align::Left);
+  const glm::vec2 at_what{at.x + 0.38f, std::min(y_line - 0.3f, y_line - render::line_pitch(c.text_size(0.19f), c.text_size(0.17f)))};
+  const float room = c.text_right() - at_what.x;
+  if (c.view().visible.size().x > 0.0f && c.text_width(what, 0.17f) > room && room > 0.0f)
+    // Wrapped under the lines above where it runs past the picture's edge: told on one line it
+    // was moved in from the edge, out from under them (by 146 px at 1024x640).
+    c.paragraph(what, {at_what.x, at_what.y + c.font().ascent() * c.text_size(0.17f)}, room, 0.17f,
+                with_alpha(palette::text_faint, a));
+  else
+    c.text(what, at_what, 0.17f, with_alpha(palette::text_faint, a), Align::Left);
 }
 
 // Shown while what the chapter needs is still running.
@@ -179,11 +186,22 @@ void WiderChapter::draw(const SceneFrame& f, const Camera& cam) {
   draw_gpu_count(c, b_, ScaleBlock::kStages * shown, 1.0f);
   Rect bl = b_.block();
   float note = phase(t, kFirstColumn + 6 * kColumnPitch, 0.6f);
-  c.veil({{bl.max.x + 0.2f, bl.center().y - 0.45f}, {bl.max.x + 10.0f, bl.center().y + 0.6f}}, palette::background,
-         0.85f * note);
-  c.text("one machine of 8 GPUs per stage · 64 experts a layer, 8 on each GPU", {bl.max.x + 0.35f, bl.center().y + 0.2f},
-         0.24f, with_alpha(palette::text, note), Align::Left);
-  c.text("the experts split eight ways inside every stage", {bl.max.x + 0.35f, bl.center().y - 0.2f}, 0.2f,
+  // On two lines where the one runs past the picture's edge from beside the block (moved in
+  // from the edge, it covered the block's last column at 1024x640).
+  const char* machine = "one machine of 8 GPUs per stage · 64 experts a layer, 8 on each GPU";
+  const glm::vec2 at{bl.max.x + 0.35f, bl.center().y + 0.2f};
+  const bool two = c.view().visible.size().x > 0.0f && at.x + c.text_width(machine, 0.24f) > c.text_right();
+  const float pitch = render::line_pitch(c.text_size(0.24f), c.text_size(0.24f));
+  c.veil({{bl.max.x + 0.2f, bl.center().y - 0.45f}, {bl.max.x + 10.0f, bl.center().y + 0.6f + (two ? pitch : 0.0f)}},
+         palette::background, 0.85f * note);
+  if (two) {
+    c.text("one machine of 8 GPUs per stage", {at.x, at.y + pitch}, 0.24f, with_alpha(palette::text, note), Align::Left);
+    c.text("64 experts a layer, 8 on each GPU", at, 0.24f, with_alpha(palette::text, note), Align::Left);
+  } else {
+    c.text(machine, at, 0.24f, with_alpha(palette::text, note), Align::Left);
+  }
+  c.text("the experts split eight ways inside every stage",
+         {at.x, std::min(bl.center().y - 0.2f, at.y - render::line_pitch(c.text_size(0.24f), c.text_size(0.2f)))}, 0.2f,
          with_alpha(palette::text_dim, note), Align::Left);
   fits_note(c, b_, "8 of 64 experts on each GPU: it still fits", after,
             "each of the 64 ranks' allocator, after building the scale model (32 layers, 64 experts of "

@@ -105,14 +105,15 @@ void draw_expert_heads(Canvas& c, const ScaleBlock& b, int columns, int experts,
   if (a <= 0.0f) return;
   const int per = experts / std::max(1, columns);
   const float y = b.block().max.y + 0.18f;
-  c.text("experts", {b.block().min.x - 0.25f, y}, 0.19f, with_alpha(palette::text_dim, a), Align::Right);
-  // Each column's range over it, or none of them where one would not fit its column (the
-  // chapters say how the experts are shared in words too).
+  // Each column's range over it, named "experts" on their left, or none of them where one
+  // would not fit its column (the chapters say how the experts are shared in words too; the
+  // name alone read as a line under the bracket's title).
   const float pitch = columns > 1 ? b.chip(0, 1).center().x - b.chip(0, 0).center().x : 1.0f;
   const int n = std::min(columns, shown);
   bool fit = true;
   for (int k = 0; k < n; ++k)
     fit &= c.text_width(std::to_string(k * per + 1) + "–" + std::to_string(k * per + per), 0.21f) < 0.92f * pitch;
+  if (fit && n > 0) c.text("experts", {b.block().min.x - 0.25f, y}, 0.19f, with_alpha(palette::text_dim, a), Align::Right);
   for (int k = 0; k < n && fit; ++k) {
     float x = b.chip(0, k).center().x;
     c.text(std::to_string(k * per + 1) + "–" + std::to_string(k * per + per), {x, y}, 0.21f,

@@ -75,7 +75,8 @@ bool overlaps(const render::Rect& a, const render::Rect& b) {
 // Problems with the labels of the frame just drawn; `labels` counts those seen.
 // `where` names the frame in the overlap report. still: the camera has stopped (a chapter's
 // end), so a label cut by the picture's edge is not one passing by, and two words covering
-// each other are not a moment of an animation: both are problems too. (Mid-animation frames
+// each other, or a label moved in from the edge, are not a moment of an animation: all are
+// problems too. (Mid-animation frames
 // may overlap on purpose, "waiting" over the layers it hides; ONEGPU_OVERLAPS prints those.)
 std::vector<std::string> check_labels(const App& app, Size sz, int* labels, const std::string& where,
                                       bool still = false) {
@@ -94,6 +95,13 @@ std::vector<std::string> check_labels(const App& app, Size sz, int* labels, cons
     if (!inside(l.box, l.area, 1.0f)) bad.push_back("leaves its area: " + describe(l));
     else if (!inside(l.box, picture, 1.0f)) bad.push_back("leaves the picture: " + describe(l));
   }
+  // A label the canvas had to move in from the picture's edge is no longer where it was put,
+  // beside what it names, and may lie over something else (a chip, a grid's last column): where
+  // the camera has stopped, the scene tells it shorter or on more lines instead.
+  if (still)
+    for (const render::LabelRecord& l : app.labels().labels())
+      if (l.alpha >= 0.3f && l.in_view && l.moved_px > 4.0f)
+        bad.push_back("moved " + std::to_string((int)l.moved_px) + " px in from the edge: " + describe(l));
   const bool print = std::getenv("ONEGPU_OVERLAPS") != nullptr;
   if (still || print) {
     const auto& all = app.labels().labels();
