@@ -335,7 +335,9 @@ TEST(Readable, LabLabelsFollowTheSameRule) {
       s.app->frame(sz.w, sz.h, 0.0f, 0.0);
       s.app->frame(sz.w, sz.h, 0.0f, 100.0);
       int labels = 0;
-      const auto problems = check_labels(*s.app, sz, &labels, "Lab");
+      // Still: the run is paused after its step, so words over words, a label moved in from the
+      // edge or cut by it are problems here as at a chapter's end.
+      const auto problems = check_labels(*s.app, sz, &labels, "Lab", true);
       EXPECT_GT(labels, 4) << sz.w << "x" << sz.h;
       for (const auto& p : problems) ADD_FAILURE() << "Lab " << sz.w << "x" << sz.h << " scale " << scale << ": " << p;
     }
