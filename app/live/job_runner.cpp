@@ -458,8 +458,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
   const int workers = worker_count(a);
   o.workers = workers;
   // The window draws on the cores the workers train on: an op costs its thread's CPU time, so
-  // a worker preempted by the drawing is not shown as a slower GPU (a 64-rank scale run's 15th
-  // step read 88% idle in the window and 84% headless on wall costs; 78% and 78% on these).
+  // a worker preempted by the drawing is not shown as a slower GPU (a 64-rank scale run read
+  // 88% idle in the window and 84% headless on wall costs; 79% and 79-82% on these).
   o.thread_cpu_costs = true;
   // One rank: a learner steps it layer by layer (the same maths, bit for bit).
   o.op_per_layer = a.dp == 1 && a.ep == 1 && a.pp == 1;

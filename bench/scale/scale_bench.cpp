@@ -4,6 +4,7 @@
 //   scale_bench                      the 512-rank run of issue 15 (pp 8 × dp 64, ep 8, 1F1B,
 //                                    8 microbatches, 512 texts of 8 tokens, 2 steps)
 //   scale_bench --dp 16 --steps 1    any split (flags below); --help lists them
+//   scale_bench --cpu-costs          ops cost their thread's CPU time, as in the Lab (engine.h)
 //   scale_bench --digest             the same run on the unit-cost clock, printed as one hash
 //                                    per observable (losses, weights, timeline, memory,
 //                                    communication peaks, routing):
@@ -82,7 +83,7 @@ void usage() {
   std::printf(
       "usage: scale_bench [--dp N] [--ep N] [--pp N] [--vstages N] [--microbatches N] [--batch N]\n"
       "                   [--seq N] [--steps N] [--schedule gpipe|1f1b|interleaved|zb-h1] [--zero 0|1]\n"
-      "                   [--workers N] [--no-broadcast] [--digest]\n");
+      "                   [--workers N] [--no-broadcast] [--cpu-costs] [--digest]\n");
 }
 
 }  // namespace
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
     else if (f == "--zero") o.zero = next();
     else if (f == "--workers") o.workers = next();
     else if (f == "--no-broadcast") o.broadcast_first_step = false;
+    else if (f == "--cpu-costs") o.thread_cpu_costs = true;  // as the Lab's runs (engine.h)
     else if (f == "--digest") digest = true;
     else if (f == "--schedule" && i + 1 < argc) {
       const std::string s = argv[++i];

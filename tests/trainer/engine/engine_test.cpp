@@ -157,6 +157,25 @@ TEST(Engine, ThreadCpuCostsLeaveOutTimeTheWorkerWasOffTheCore) {
     }
     EXPECT_GT(computes, 0);
   }
+  // Ops that work, short and long (some read the clock, others cost their wall time): each costs
+  // something, and no more than the wall time it took.
+  struct Busy final : OpRunner {
+    void run(const Op& op, const OpContext&) override {
+      if (!op.is_compute()) return;
+      volatile double x = 0;
+      const int n = op.rank == 0 ? 2'000 : 400'000;
+      for (int i = 0; i < n; ++i) x = x + i * 0.5;
+    }
+  } busy;
+  Engine engine(plan, busy, EngineOptions{.workers = 2, .cost = model, .thread_cpu_costs = true});
+  const Timeline& tl = engine.run();
+  for (const Op& op : plan.ops) {
+    if (!op.is_compute() || op.kind == OpKind::Update) continue;
+    const OpTime& t = tl.ops[op.id];
+    EXPECT_GT(t.measured_s, 0.0) << describe(op);
+    // (the end reading comes a syscall after the wall stamp: some microseconds here)
+    EXPECT_LE(t.measured_s, (t.wall_end_ns - t.wall_begin_ns) * 1e-9 + 20e-6) << describe(op);
+  }
 }
 
 TEST(Engine, MissingSendIsReportedNotHung) {
