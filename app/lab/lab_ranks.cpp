@@ -263,7 +263,9 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
     }
   }
 
-  if (run->by_layer) readout(c, read, rs, label * 1.35f);  // the learner's main read, a size up where it fits
+  // The learner's main read, a size up where it fits; a trace keeps no guesses, gradients or
+  // moves to read (its three columns only said "waiting").
+  if (run->by_layer && run->recorded_from.empty()) readout(c, read, rs, label * 1.35f);
   if (!rec) return;
   // In flight at the playhead: hand-overs as beads, all-reduces as a bar across the copies.
   c.set_layer(2);

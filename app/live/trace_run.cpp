@@ -36,11 +36,32 @@ TraceRun trace_run_from(const trainer::TraceFile& f, const std::string& path) {
   } catch (const Error& e) {
     throw Error("trace " + path + ": its configuration cannot be split: " + e.what());
   }
+  // Ops by step: the trace counts steps from 1 (a one-step trace says -1), the run state from 0.
+  std::map<int, std::vector<const trainer::TraceOp*>> by_step;
+  for (const auto& o : f.ops) by_step[std::max(0, o.step - 1)].push_back(&o);
   auto info = std::make_shared<LiveRun>();
   info->generation = std::numeric_limits<std::uint64_t>::max() / 2 + 1;  // never a live run's
   info->recorded_from = path;
   info->steady_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc));
   info->first_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc, {.broadcast_model = true}));
+  // Traces written before they said whether the run had an op a layer (the Lab's one-GPU runs
+  // had) read as not: where the steps fit the other plan and not this one, they had.
+  auto fits = [&](const trainer::Plan& steady, const trainer::Plan& first) {
+    for (const auto& [step, ops] : by_step)
+      if (ops.size() != steady.ops.size() && ops.size() != first.ops.size()) return false;
+    return true;
+  };
+  if (rc.ep == 1 && !fits(*info->steady_plan, *info->first_plan)) {
+    trainer::RunConfig other = rc;
+    other.op_per_layer = !rc.op_per_layer;
+    auto steady = std::make_shared<const trainer::Plan>(trainer::compile_plan(other));
+    auto first = std::make_shared<const trainer::Plan>(trainer::compile_plan(other, {.broadcast_model = true}));
+    if (fits(*steady, *first)) {
+      rc = other;
+      info->steady_plan = steady;
+      info->first_plan = first;
+    }
+  }
   info->model.name = "from " + path;
   info->model.n_layers = rc.layers;
   info->model.n_experts = rc.experts;
@@ -55,9 +76,6 @@ TraceRun trace_run_from(const trainer::TraceFile& f, const std::string& path) {
   info->by_layer = rc.op_per_layer;
   info->args.model = "(trace)";
 
-  // Ops by step: the trace counts steps from 1 (a one-step trace says -1), the run state from 0.
-  std::map<int, std::vector<const trainer::TraceOp*>> by_step;
-  for (const auto& o : f.ops) by_step[std::max(0, o.step - 1)].push_back(&o);
   TraceRun out;
   info->first_plan_steps.push_back(-1);  // none yet; a marker so plan_of asks the list
   for (const auto& [step, ops] : by_step) {

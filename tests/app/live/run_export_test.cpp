@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -77,6 +78,36 @@ TEST(RunExport, TraceRoundTripKeepsTheSpans) {
 TEST(RunExport, TraceOfOneGpuOrZeroOneOpensAgain) {
   round_trip({"--batch", "4", "--seq", "16", "--workers", "2"}, "onegpu_lab_export_one.json");
   round_trip({"--dp", "2", "--zero", "1", "--batch", "4", "--seq", "16", "--workers", "2"}, "onegpu_lab_export_zero.json");
+}
+
+// A trace of the Lab's one-GPU run written before traces said "op_per_layer" (the field taken
+// out here) opens too: its steps fit the plan with an op a layer, and not the other.
+TEST(RunExport, OneGpuTraceWithoutTheFieldOpensAsAnOpALayer) {
+  JobRunner jr;
+  RunState rs;
+  auto pump = [&] {
+    auto live = jr.live();
+    if (live && live->generation != rs.generation()) rs.attach(live);
+    rs.drain();
+  };
+  jr.configure(lab_train_args({"--batch", "4", "--seq", "16", "--workers", "2"}));
+  jr.step_whole();
+  jr.step_whole();
+  jr.wait_idle(pump);
+  pump();
+  const std::string path = temp("onegpu_lab_export_old.json");
+  ASSERT_EQ(export_trace(rs, path), 2);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  const std::string field = ",\"op_per_layer\":true";
+  const std::size_t at = text.find(field);
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 300);
+  text.erase(at, field.size());
+  const TraceRun tr = parse_trace_run(text, "old.json");
+  EXPECT_EQ(tr.steps, 2);
+  EXPECT_TRUE(tr.run->by_layer);
+  EXPECT_EQ(tr.run->steady_plan->ops.size(), rs.run()->steady_plan->ops.size());
 }
 
 TEST(RunExport, JsonlHasOneObjectPerStepAndOp) {
