@@ -244,14 +244,24 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
     const float cy = gy + cell * ((float)st + 0.5f);
     if (st % every == 0)
       say("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
-    int l0 = 1 << 30, l1 = -1;
+    // The stage's layers as ranges: "layer 4" alone, "layers 1–2", or an interleaved stage's
+    // chunks apart ("layers 1, 3": one range over them named layers it does not hold).
+    std::vector<std::pair<int, int>> held;  // [first, end) by chunk, merged where adjacent
     for (int ch : L.chunks_of_stage(st)) {
-      l0 = std::min(l0, L.first_layer(ch));
-      l1 = std::max(l1, L.end_layer(ch));
+      if (!held.empty() && held.back().second == L.first_layer(ch))
+        held.back().second = L.end_layer(ch);
+      else
+        held.push_back({L.first_layer(ch), L.end_layer(ch)});
     }
-    if (l1 > l0 && label * 2.4f < cell)
-      say("layers " + std::to_string(l0 + 1) + "\u2013" + std::to_string(l1), {label * 0.8f, cy - label * 1.05f},
-             label * 0.8f, text_dim, Align::Left);
+    std::string names;
+    int count = 0;
+    for (const auto& [a, b] : held) {
+      names += (names.empty() ? "" : ", ") + std::to_string(a + 1) + (b > a + 1 ? "\u2013" + std::to_string(b) : "");
+      count += b - a;
+    }
+    if (count > 0 && label * 2.4f < cell)
+      say((count == 1 ? "layer " : "layers ") + names, {label * 0.8f, cy - label * 1.05f}, label * 0.8f, text_dim,
+          Align::Left);
     if (ep > 1 && dp / ep <= 16 && chips) {
       for (int g = 0; g < dp / ep; ++g) {
         const float xa = gx + cell * (float)(g * ep) + cell * 0.12f, xb = gx + cell * (float)((g + 1) * ep) - cell * 0.12f;

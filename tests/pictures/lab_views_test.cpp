@@ -98,6 +98,27 @@ TEST(LabReplay, RanksViewAtTheCursorIsTheRunStateThere) {
   EXPECT_GT(busy_seen, 6) << "the moments chosen catch GPUs at work";
 }
 
+// Each stage is named with the layers it holds: an interleaved stage's chunks apart (it said
+// "layers 1–3" for layers 1 and 3), one layer as "layer N" (it said "layers 4–4").
+TEST(LabRanks, StagesNameTheLayersTheyHold) {
+  ViewsApp t;
+  auto names = [&] {
+    std::set<std::string> out;
+    for (const render::LabelRecord& l : t.app->labels().labels())
+      if (l.text.rfind("layer", 0) == 0) out.insert(l.text);
+    return out;
+  };
+  t.run({"--pp", "2", "--vstages", "2", "--schedule", "interleaved", "--microbatches", "2", "--batch", "2", "--seq", "16"}, 1);
+  t.frame();
+  EXPECT_EQ(names(), (std::set<std::string>{"layers 1, 3", "layers 2, 4"}));
+  t.run({"--pp", "4", "--microbatches", "4", "--batch", "4", "--seq", "16"}, 1);
+  t.frame();
+  EXPECT_EQ(names(), (std::set<std::string>{"layer 1", "layer 2", "layer 3", "layer 4"}));
+  t.run({"--pp", "2", "--microbatches", "2", "--batch", "2", "--seq", "16"}, 1);
+  t.frame();
+  EXPECT_EQ(names(), (std::set<std::string>{"layers 1\u20132", "layers 3\u20134"}));
+}
+
 TEST(LabReplay, PlayMovesTheCursorAtItsSpeedAndStopsAtTheEnd) {
   ReplayCursor c;
   EXPECT_TRUE(c.live());
