@@ -92,6 +92,9 @@ struct LabDrawn {
   bool compared = false;              // compare tab: both steps drawn
   double compare_loss[2] = {0, 0}, compare_bubble[2] = {0, 0}, compare_end[2] = {0, 0};
   int compare_lanes[2] = {0, 0};
+  // compare tab: the Branch button's box and the pane's right edge (window pixels, y down)
+  render::Rect compare_branch{};
+  float compare_right = 0;
   float compare_x1[2] = {0, 0};       // where each timeline's step ends, window pixels (one scale)
   int chart_points = 0;               // charts tab: points drawn over the steps
   int memory_bands = 0;               // charts tab: memory categories drawn for the selected GPU

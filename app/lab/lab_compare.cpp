@@ -111,8 +111,15 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::SameLine();
   ImGui::TextDisabled("run the shown step again under another split (same weights, batch and seed):");
   const float w = 86.0f * s;
+  // The next item on this line where it fits, else on the next: with text scaled up for a
+  // projector the row ran past the pane's edge and hid the Branch button.
+  auto place = [&](float next_w) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + next_w <= right) ImGui::SameLine();
+  };
   auto field = [&](const char* label, int& v, int hi) {
-    ImGui::SameLine();
+    place(ImGui::CalcTextSize(label).x + 3.0f * s + w);
+    ImGui::AlignTextToFramePadding();  // level with its field where it starts a line
     ImGui::TextUnformatted(label);  // the name before its field: "dp [2]"
     ImGui::SameLine(0, 3.0f * s);
     ImGui::SetNextItemWidth(w);
@@ -135,12 +142,14 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   other.microbatches = compare_.microbatches, other.schedule = compare_.schedule;
   const std::string why = JobRunner::check(other);
   const RunnerStatus st = runner_.status();
-  ImGui::SameLine();
   const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building;
-  ImGui::BeginDisabled(!can);
   char label[48];
   std::snprintf(label, sizeof label, "Branch step %d", rec ? rec->step + 1 : 0);
+  place(ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x);
+  ImGui::BeginDisabled(!can);
   if (ImGui::Button(label)) runner_.branch(other, rec->step);
+  drawn_.compare_branch = {{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y}, {ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y}};
+  drawn_.compare_right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   ImGui::EndDisabled();
   if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
   else if (!st.job.empty()) ImGui::TextDisabled("%s …", st.job.c_str());

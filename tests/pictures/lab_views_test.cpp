@@ -237,6 +237,24 @@ namespace {
 // "What does 1F1B buy over GPipe here": the same step branched under GPipe computes the same
 // loss bit for bit (same weights, same batch), on a different timeline: GPipe runs every
 // forward before any backward, so its first stage holds more activations at its peak.
+// The compare row (schedule, five fields, the Branch button) wraps onto a second line where
+// the pane is narrow for it: at 1920x1080 with text 1.6 it ran past the pane's edge and the
+// Branch button was out of sight.
+TEST(LabCompare, BranchButtonStaysInThePaneAtEveryTextScale) {
+  for (float scale : {1.0f, 1.6f, 2.0f}) {
+    ViewsApp t(scale);
+    t.run({"--pp", "2", "--microbatches", "2", "--batch", "2", "--seq", "16"}, 1);
+    for (auto [w, h] : {std::pair{1920, 1080}, std::pair{1600, 900}, std::pair{1024, 640}}) {
+      t.app->lab().set_tab(LabTab::Compare);
+      for (int i = 0; i < 3; ++i) t.app->frame(w, h, 0.0f, 0.0);
+      const LabDrawn& d = t.app->lab().drawn();
+      ASSERT_GT(d.compare_right, 0.0f) << w << "x" << h << " text x" << scale;
+      EXPECT_GT(d.compare_branch.max.x, d.compare_branch.min.x);
+      EXPECT_LE(d.compare_branch.max.x, d.compare_right + 1.0f) << w << "x" << h << " text x" << scale;
+    }
+  }
+}
+
 TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
   ViewsApp t;
   const std::vector<std::string> flags{"--pp", "2", "--microbatches", "4", "--schedule", "1f1b", "--batch", "8", "--seq", "16"};
