@@ -86,6 +86,7 @@ struct LabDrawn {
   int step = -1;                      // the step shown
   std::string tab;                    // the bottom pane's tab drawn
   std::vector<std::int64_t> heat;     // experts tab: tokens per [layer * experts + expert]
+  std::vector<int> heat_numbered;     // experts tab: the columns numbered over the grid (from 1)
   std::vector<std::int64_t> traffic;  // traffic tab: rows sent [from * world + to]
   std::vector<double> ledger_measured, ledger_predicted;  // ledger tab: bytes per Transfer
   bool ledger_as_table = false;       // ledger tab: a table (false: a paragraph a transfer, too narrow for one)

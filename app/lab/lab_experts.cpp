@@ -21,7 +21,8 @@ ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({
 // A grid of cells shaded from the background (0) to `hot` (the largest value), with the count
 // written in each cell where it fits, and row / column names at the edges.
 void heat_grid(ImDrawList* dl, ImVec2 p, ImVec2 size, int rows, int cols, const std::vector<std::int64_t>& v,
-               glm::vec4 hot, const char* row_name, const char* col_name, const LabFonts& fonts, float s) {
+               glm::vec4 hot, const char* row_name, const char* col_name, const LabFonts& fonts, float s,
+               std::vector<int>* numbered = nullptr) {
   if (rows <= 0 || cols <= 0) return;
   const float fs = fonts.small->FontSize;
   const float left = fs * 4.2f, top = fs * 1.4f;
@@ -29,14 +30,19 @@ void heat_grid(ImDrawList* dl, ImVec2 p, ImVec2 size, int rows, int cols, const 
   std::int64_t most = 1;
   for (std::int64_t x : v) most = std::max(most, x);
   const glm::vec4 cold = render::palette::background;
-  for (int c = 0; c < cols; ++c) {
-    if (cols <= 32 || c % (cols / 16) == 0) {
-      char b[16];
-      std::snprintf(b, sizeof b, "%d", c + 1);
-      const float tw = fonts.small->CalcTextSizeA(fs, FLT_MAX, 0, b).x;
-      if (tw < cw * 0.95f || cols > 32)
-        dl->AddText(fonts.small, fs, {p.x + left + cw * ((float)c + 0.5f) - tw * 0.5f, p.y}, col(render::palette::text_faint), b);
-    }
+  // Every column's number where the widest fits its cell, else every 2nd, 4th, ... column's
+  // (1, 3, 5 ...): numbering only the columns with one digit read as a grid of nine.
+  char widest[16];
+  std::snprintf(widest, sizeof widest, "%d", cols);
+  const float widest_w = fonts.small->CalcTextSizeA(fs, FLT_MAX, 0, widest).x + fs * 0.3f;
+  int stride = 1;
+  while (stride < cols && widest_w > cw * (float)stride) stride *= 2;
+  for (int c = 0; c < cols; c += stride) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%d", c + 1);
+    const float tw = fonts.small->CalcTextSizeA(fs, FLT_MAX, 0, b).x;
+    dl->AddText(fonts.small, fs, {p.x + left + cw * ((float)c + 0.5f) - tw * 0.5f, p.y}, col(render::palette::text_faint), b);
+    if (numbered) numbered->push_back(c + 1);
   }
   dl->AddText(fonts.small, fs, {p.x, p.y}, col(render::palette::text_faint), col_name);
   for (int r = 0; r < rows; ++r) {
@@ -71,6 +77,7 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
   const RunStep* rec = shown(rs);
   const LiveRun* run = rs.run();
   drawn_.heat.clear();
+  drawn_.heat_numbered.clear();
   if (!run || !rec) {
     ImGui::TextDisabled("Run a step: the router's choices appear here.");
     return;
@@ -101,7 +108,7 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
   drawn_.heat = rec->router;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   heat_grid(ImGui::GetWindowDrawList(), p, {avail.x - 4 * s, avail.y - 4 * s}, L, E, rec->router, render::palette::forward,
-            "layer", "expert", fonts, s);
+            "layer", "expert", fonts, s, &drawn_.heat_numbered);
 }
 
 void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {

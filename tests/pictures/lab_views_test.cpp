@@ -240,6 +240,26 @@ namespace {
 // The compare row (schedule, five fields, the Branch button) wraps onto a second line where
 // the pane is narrow for it: at 1920x1080 with text 1.6 it ran past the pane's edge and the
 // Branch button was out of sight.
+// The experts grid numbers its columns evenly from 1 to the last, every column or every 2nd,
+// 4th ... where two digits do not fit a cell (it numbered 1 to 9 of 16 and stopped).
+TEST(LabTabs, ExpertColumnsAreNumberedEvenlyToTheLast) {
+  for (float scale : {1.0f, 1.6f}) {
+    ViewsApp t(scale);
+    t.run({"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}, 1);
+    for (auto [w, h] : {std::pair{1600, 900}, std::pair{1024, 640}}) {
+      t.app->lab().set_tab(LabTab::Experts);
+      for (int i = 0; i < 3; ++i) t.app->frame(w, h, 0.0f, 0.0);
+      const std::vector<int>& n = t.app->lab().drawn().heat_numbered;
+      const int E = t.app->run_state().run()->model.n_experts;
+      ASSERT_GE(n.size(), 2u) << w << "x" << h << " text x" << scale;
+      EXPECT_EQ(n.front(), 1);
+      const int stride = n[1] - n[0];
+      for (std::size_t i = 1; i < n.size(); ++i) EXPECT_EQ(n[i] - n[i - 1], stride) << w << "x" << h << " text x" << scale;
+      EXPECT_GT(n.back() + stride, E) << w << "x" << h << " text x" << scale << ": the numbers stop before the last columns";
+    }
+  }
+}
+
 TEST(LabCompare, BranchButtonStaysInThePaneAtEveryTextScale) {
   for (float scale : {1.0f, 1.6f, 2.0f}) {
     ViewsApp t(scale);
