@@ -31,6 +31,7 @@ std::string num(double v) {
   if (a >= 1e6) std::snprintf(b, sizeof b, "%.2fM", v / 1e6);
   else if (a >= 1e3) std::snprintf(b, sizeof b, "%.1fk", v / 1e3);
   else if (a >= 1 || a == 0) std::snprintf(b, sizeof b, "%.3g", v);
+  else if (a >= 0.01) std::snprintf(b, sizeof b, "%.3f", v);  // a norm or a bubble: 0.931, not 9.31e-01
   else std::snprintf(b, sizeof b, "%.2e", v);
   return b;
 }
@@ -69,18 +70,22 @@ int step_chart(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* title, const std:
     const std::string t = std::string(se.name) + (std::isfinite(last) ? " " + num(last) : "");
     if (!t.empty()) legend(t, se.colour);
   }
-  const ImVec2 pa{left, y + fs * 1.3f}, pb{right, b.y - 4 * s};
+  const ImVec2 pa{left, y + fs * 1.3f};
+  ImVec2 pb{right, b.y - 4 * s};
   if (lo > hi || h.empty()) {
     dl->AddText(fonts.small, fs, {pa.x, pa.y}, col(render::palette::text_faint), "no steps yet");
     return 0;
   }
   if (hi - lo < 1e-12 * std::max(1.0, std::fabs(hi))) lo -= 0.5, hi += 0.5;
   const std::string top = num(hi), bottom = num(lo);
-  dl->AddText(fonts.small, fs * 0.85f, {pb.x - fonts.small->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, top.c_str()).x, pa.y},
-              col(render::palette::text_faint), top.c_str());
-  dl->AddText(fonts.small, fs * 0.85f,
-              {pb.x - fonts.small->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, bottom.c_str()).x, pb.y - fs * 0.85f},
-              col(render::palette::text_faint), bottom.c_str());
+  // The scale's two values in a margin of their own on the right: inside the plot the line ran
+  // through them (a rising tokens/s ends on its own top value).
+  const float top_w = fonts.small->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, top.c_str()).x,
+              bottom_w = fonts.small->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, bottom.c_str()).x;
+  dl->AddText(fonts.small, fs * 0.85f, {pb.x - top_w, pa.y}, col(render::palette::text_faint), top.c_str());
+  dl->AddText(fonts.small, fs * 0.85f, {pb.x - bottom_w, pb.y - fs * 0.85f}, col(render::palette::text_faint),
+              bottom.c_str());
+  pb.x -= std::max(top_w, bottom_w) + 5.0f * s;
   const int first = h.front().step, last = h.back().step;
   const double span = std::max(1, last - first);
   auto X = [&](int step) { return pa.x + (float)((step - first) / span) * (pb.x - pa.x); };
