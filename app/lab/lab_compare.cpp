@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "app/lab/lab_explain.h"
 #include "app/live/comm_ledger.h"
 #include "render/palette.h"
@@ -111,14 +112,10 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::SameLine();
   ImGui::TextDisabled("run the shown step again under another split (same weights, batch and seed):");
   const float w = 86.0f * s;
-  // The next item on this line where it fits, else on the next: with text scaled up for a
-  // projector the row ran past the pane's edge and hid the Branch button.
-  auto place = [&](float next_w) {
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + next_w <= right) ImGui::SameLine();
-  };
   auto field = [&](const char* label, int& v, int hi) {
-    place(ImGui::CalcTextSize(label).x + 3.0f * s + w);
+    // On this row where it fits, else the next (lab_flow.h): with text scaled up for a projector
+    // the row ran past the pane's edge and hid the Branch button.
+    flow(text_w(label) + 3.0f * s + w);
     ImGui::AlignTextToFramePadding();  // level with its field where it starts a line
     ImGui::TextUnformatted(label);  // the name before its field: "dp [2]"
     ImGui::SameLine(0, 3.0f * s);
@@ -145,11 +142,11 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building;
   char label[48];
   std::snprintf(label, sizeof label, "Branch step %d", rec ? rec->step + 1 : 0);
-  place(ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x);
+  flow(button_w(label));
   ImGui::BeginDisabled(!can);
   if (ImGui::Button(label)) runner_.branch(other, rec->step);
   drawn_.compare_branch = {{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y}, {ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y}};
-  drawn_.compare_right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  drawn_.compare_right = content_right();
   ImGui::EndDisabled();
   if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
   else if (!st.job.empty()) ImGui::TextDisabled("%s …", st.job.c_str());

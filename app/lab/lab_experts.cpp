@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
@@ -89,8 +90,8 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "EXPERTS");
   ImGui::SameLine();
   if (total == 0 || (int)rec->router.size() != L * E) {
-    ImGui::TextDisabled("step %d: no router counts (%s)", rec->step + 1,
-                        !rec->complete ? "they come when the step ends" : "a trace keeps the ops' times only");
+    words_dim("step %d: no router counts (%s)", rec->step + 1,
+              !rec->complete ? "they come when the step ends" : "a trace keeps the ops' times only");
     ImGui::PopFont();
     return;
   }
@@ -101,9 +102,9 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
     for (int e = 0; e < E; ++e) most = std::max(most, rec->router[(std::size_t)(l * E + e)]), sum += rec->router[(std::size_t)(l * E + e)];
     if (sum > 0) worst = std::max(worst, (double)most * E / (double)sum);
   }
-  ImGui::TextDisabled("step %d · tokens each expert took, per layer (the routers' own choices, top-%d of %d) · %lld in all · "
-                      "busiest expert %.2f× the mean (1.00 is even)",
-                      rec->step + 1, run->model.top_k, E, (long long)total, worst);
+  words_dim("step %d · tokens each expert took, per layer (the routers' own choices, top-%d of %d) · %lld in all · "
+            "busiest expert %.2f× the mean (1.00 is even)",
+            rec->step + 1, run->model.top_k, E, (long long)total, worst);
   ImGui::PopFont();
   drawn_.heat = rec->router;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();

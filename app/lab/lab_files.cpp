@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "app/live/run_export.h"
 #include "render/palette.h"
 
@@ -61,11 +62,9 @@ void Lab::files_panel(const RunState& rs, const LabFonts& fonts) {
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("one JSON object a line: each step, each op of the steps kept");
   if (!message_.empty()) {
-    ImGui::PushTextWrapPos(0.0f);
     ImGui::PushFont(fonts.small);
-    ImGui::TextColored(im(message_error_ ? render::palette::backward : render::palette::text_dim), "%s", message_.c_str());
+    words_in(im(message_error_ ? render::palette::backward : render::palette::text_dim), message_.c_str());
     ImGui::PopFont();
-    ImGui::PopTextWrapPos();
   }
 }
 

@@ -30,9 +30,26 @@ inline float checkbox_w(const char* s) {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + text_w(s);
 }
 
+// The end of the line of text that starts at p and fits `room` (width(a, b): the width of
+// [a, b)), breaking between words only: after the last whole word that fits, or after the first
+// word when even that does not (it is left wider than the room). *end is ' ' or the text's end.
+template <class Width>
+const char* line_end(const char* p, float room, Width width) {
+  const char* cut = nullptr;
+  for (const char* q = p;;) {
+    const char* e = q;
+    while (*e && *e != ' ') ++e;
+    if (cut && width(p, e) > room) break;
+    cut = e;
+    if (!*e) break;
+    q = e + 1;
+  }
+  return cut;
+}
+
 // Text wrapped between words only, from the cursor (after SameLine too) to the content's edge.
-// ImGui's own wrapping may break after a full stop, which cuts numbers ("36." / "9%"); a word
-// wider than the whole line is left to it.
+// ImGui's own wrapping may break after a full stop, which cuts numbers ("36." / "9%", "0." /
+// "65 s"); a word wider than the whole line is left to it.
 inline void words_in(const ImVec4& colour, const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, colour);
   // The lines of one text as close as ImGui's own wrapped lines: no item spacing between them.
@@ -40,16 +57,8 @@ inline void words_in(const ImVec4& colour, const char* text) {
   bool spaced = false;
   const char* p = text;
   do {
-    const float room = content_right() - ImGui::GetCursorScreenPos().x;
-    const char* cut = nullptr;
-    for (const char* q = p;;) {
-      const char* e = q;
-      while (*e && *e != ' ') ++e;
-      if (cut && ImGui::CalcTextSize(p, e).x > room) break;
-      cut = e;
-      if (!*e) break;
-      q = e + 1;
-    }
+    const char* cut = line_end(p, content_right() - ImGui::GetCursorScreenPos().x,
+                               [](const char* a, const char* b) { return ImGui::CalcTextSize(a, b).x; });
     if (!*cut || !cut[1]) ImGui::PopStyleVar(), spaced = true;  // the last line: the usual spacing after it
     ImGui::TextUnformatted(p, cut);
     p = *cut ? cut + 1 : cut;

@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "app/lab/lab.h"
+#include "app/lab/lab_flow.h"
 #include "app/scene/full_size_bars.h"
 #include "render/palette.h"
 #include "trainer/error.h"
@@ -51,7 +52,7 @@ void Lab::full_size_panel(float s, const LabFonts& fonts) {
   // ZeRO-1 for the live run: applied with the configuration (Apply above).
   bool zero1 = edit_.zero == 1;
   if (ImGui::Checkbox("ZeRO-1 for this run (Apply to use)", &zero1)) edit_.zero = zero1 ? 1 : 0;
-  ImGui::TextDisabled("splits the fp32 master and Adam moments over the copies: reduce-scatter, update a piece, all-gather");
+  words_dim("splits the fp32 master and Adam moments over the copies: reduce-scatter, update a piece, all-gather");
 
   ImGui::Spacing();
   FullSizeEdit& e = edit();
@@ -72,39 +73,39 @@ void Lab::full_size_panel(float s, const LabFonts& fonts) {
     f = trainer::share_figures(trainer::full_size_model(), e.split, std::clamp(e.gpu, 1, e.split.pp * e.split.dp) - 1,
                                trainer::full_size_storage(), trainer::h100());
   } catch (const trainer::Error& err) {
-    ImGui::TextColored(im(render::palette::backward), "%s", err.what());
+    words_in(im(render::palette::backward), err.what());
     ImGui::PopTextWrapPos();
     ImGui::PopFont();
     return;
   }
   const trainer::GpuModel gpus[2] = {trainer::h100(), trainer::h200()};
-  ImGui::TextDisabled("GPU %d holds %.1f B of the %.2f T weights (modelled)", e.gpu, f.zero[0].params / 1e9,
-                      f.model_params / 1e12);
+  words_dim("GPU %d holds %.1f B of the %.2f T weights (modelled)", e.gpu, f.zero[0].params / 1e9, f.model_params / 1e12);
   for (int i = 0; i < FullSizeBars::kRows; ++i) {
     const trainer::RankFootprint& r = FullSizeBars::row(f, i);
     std::string fits;
     for (const trainer::GpuModel& g : gpus)
       if (r.total() <= g.memory_bytes) fits += (fits.empty() ? "fits " : ", ") + g.name;
-    ImGui::TextColored(im(fits.empty() ? render::palette::backward : render::palette::text), "%-18s %9s  %s",
-                       FullSizeBars::row_name(i).c_str(), gigabytes((double)r.total()).c_str(),
-                       fits.empty() ? "does not fit" : fits.c_str());
+    char row[160];
+    std::snprintf(row, sizeof row, "%-18s %9s  %s", FullSizeBars::row_name(i).c_str(), gigabytes((double)r.total()).c_str(),
+                  fits.empty() ? "does not fit" : fits.c_str());
+    words_in(im(fits.empty() ? render::palette::backward : render::palette::text), row);
     using trainer::MemCategory;
-    ImGui::TextDisabled("   weights %s · grads %s · optimizer %s · activations %s · buffers %s",
-                        gigabytes((double)r[MemCategory::Weights]).c_str(), gigabytes((double)r[MemCategory::Gradients]).c_str(),
-                        gigabytes((double)r[MemCategory::Optimizer]).c_str(),
-                        gigabytes((double)r[MemCategory::Activations]).c_str(),
+    words_dim("   weights %s · grads %s · optimizer %s · activations %s · buffers %s",
+              gigabytes((double)r[MemCategory::Weights]).c_str(), gigabytes((double)r[MemCategory::Gradients]).c_str(),
+              gigabytes((double)r[MemCategory::Optimizer]).c_str(),
+              gigabytes((double)r[MemCategory::Activations]).c_str(),
                         gigabytes((double)r[MemCategory::Communication]).c_str());
   }
   for (const trainer::GpuModel& g : gpus) {
     const std::string how = trainer::what_fits(f, g);
-    ImGui::Text("To fit an %s (%.0f GB): %s", g.name.c_str(), g.memory_bytes / 1e9,
-                how.empty() ? "none of these; more GPUs or a deeper pipeline" : how.c_str());
+    words("To fit an %s (%.0f GB): %s", g.name.c_str(), g.memory_bytes / 1e9,
+          how.empty() ? "none of these; more GPUs or a deeper pipeline" : how.c_str());
   }
-  ImGui::TextDisabled("One step (modelled): %.2f x 10^18 FLOPs over %d GPUs at %.0f%% of %.0f TFLOP/s: %.1f s",
-                      f.flops_per_step / 1e18, f.gpus, 100.0 * f.utilisation, f.peak_flops / 1e12, f.step_seconds);
+  words_dim("One step (modelled): %.2f x 10^18 FLOPs over %d GPUs at %.0f%% of %.0f TFLOP/s: %.1f s",
+            f.flops_per_step / 1e18, f.gpus, 100.0 * f.utilisation, f.peak_flops / 1e12, f.step_seconds);
   for (const trainer::CollectiveFigure& c : f.collectives)
-    ImGui::TextDisabled("%s: %s over %s x%lld, %.2f s (modelled)", c.what.c_str(), gigabytes((double)c.sent_bytes).c_str(),
-                        c.link.c_str(), (long long)c.calls, c.seconds);
+    words_dim("%s: %s over %s x%lld, %.2f s (modelled)", c.what.c_str(), gigabytes((double)c.sent_bytes).c_str(),
+              c.link.c_str(), (long long)c.calls, c.seconds);
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
 }

@@ -113,9 +113,9 @@ void Lab::ledger(const RunState& rs, float /*scale*/, const LabFonts& fonts) {
   if (!links.empty() && ImGui::TreeNode("##p2p", "point-to-point transfers: %zu links", links.size())) {
     for (const auto& [k, v] : links) {
       const auto [from, to, grad] = k;
-      ImGui::TextDisabled("GPU %d → GPU %d  ·  %s  ·  %d send%s  ·  %s%s", from + 1, to + 1, grad ? "gradients" : "activations",
-                          v.first, v.first == 1 ? "" : "s", fmt_bytes(v.second).c_str(),
-                          from / per_node != to / per_node ? "  ·  between nodes" : "");
+      words_dim("GPU %d → GPU %d  ·  %s  ·  %d send%s  ·  %s%s", from + 1, to + 1, grad ? "gradients" : "activations",
+                v.first, v.first == 1 ? "" : "s", fmt_bytes(v.second).c_str(),
+                from / per_node != to / per_node ? "  ·  between nodes" : "");
     }
     ImGui::TreePop();
   }

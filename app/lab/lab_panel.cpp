@@ -300,8 +300,11 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, const LabFont
   const std::uint64_t drops = rs.dropped();
   ImGui::PushFont(fonts.small);
   if (drops > 0)
-    ImGui::TextColored(im(render::palette::backward), "events: ring %.0f%% full · %llu lost", 100.0 * rs.ring_fill(),
-                       (unsigned long long)drops);
+  {
+    char b[96];
+    std::snprintf(b, sizeof b, "events: ring %.0f%% full · %llu lost", 100.0 * rs.ring_fill(), (unsigned long long)drops);
+    words_in(im(render::palette::backward), b);
+  }
   else
     words_dim("events: ring %.0f%% full · none lost", 100.0 * rs.ring_fill());
   if (!st.job.empty()) words_dim("also running: %s", st.job.c_str());
