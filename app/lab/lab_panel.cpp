@@ -140,7 +140,7 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   }
   if (!edit_error_.empty()) {
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(im(render::palette::backward), "%s", edit_error_.c_str());
+    words_in(im(render::palette::backward), edit_error_.c_str());
     ImGui::PopTextWrapPos();
   }
   ImGui::BeginDisabled(!edit_error_.empty() || st.building);
@@ -154,7 +154,7 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   ImGui::PopFont();
   if (!st.error.empty() && st.error != edit_error_) {
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(im(render::palette::backward), "%s", st.error.c_str());
+    words_in(im(render::palette::backward), st.error.c_str());
     ImGui::PopTextWrapPos();
   }
 }
@@ -180,7 +180,7 @@ void Lab::preset_row(float s, const LabFonts& fonts) {
   if (preset_error_.empty() && preset_note_.empty()) return;
   ImGui::PushTextWrapPos(0.0f);
   ImGui::PushFont(fonts.small);
-  if (!preset_error_.empty()) ImGui::TextColored(im(render::palette::backward), "%s", preset_error_.c_str());
+  if (!preset_error_.empty()) words_in(im(render::palette::backward), preset_error_.c_str());
   else words_dim("%s", preset_note_.c_str());
   ImGui::PopFont();
   ImGui::PopTextWrapPos();
