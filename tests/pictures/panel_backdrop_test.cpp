@@ -53,6 +53,9 @@ struct BackdropApp {
     // and a chapter's background job may still finish (on a loaded machine, after a few frames).
     JobRunner::shared().wait_idle([&] { app->drain_events(); });
     draw(true);
+    // A job the chapter posted when it drew (split-experts at its start counts the router's
+    // choices): on a loaded machine it ran on between the draws below and the status bar changed.
+    JobRunner::shared().wait_idle([&] { app->drain_events(); });
     for (int i = 0; i < 8 && app->panel_backdrop().redrawn() > 0; ++i) draw(true);
     const auto kept = draw(true);
     const auto whole = draw(false);
