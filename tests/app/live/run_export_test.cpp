@@ -22,20 +22,26 @@ namespace {
 
 std::string temp(const char* name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
-// Runs three steps of the Lab under `args`, writes them as a trace, opens it again and checks
-// every op's span and each step's bubble.
-void round_trip(const std::vector<std::string>& args, const char* file) {
-  JobRunner jr;
-  RunState rs;
+// Configures the Lab's runner with `args`, runs `steps` whole steps and reads every event of
+// them into `rs`.
+void run_steps(JobRunner& jr, RunState& rs, const std::vector<std::string>& args, int steps) {
   auto pump = [&] {
     auto live = jr.live();
     if (live && live->generation != rs.generation()) rs.attach(live);
     rs.drain();
   };
   jr.configure(lab_train_args(args));
-  for (int i = 0; i < 3; ++i) jr.step_whole();
+  for (int i = 0; i < steps; ++i) jr.step_whole();
   jr.wait_idle(pump);
   pump();
+}
+
+// Runs three steps of the Lab under `args`, writes them as a trace, opens it again and checks
+// every op's span and each step's bubble.
+void round_trip(const std::vector<std::string>& args, const char* file) {
+  JobRunner jr;
+  RunState rs;
+  run_steps(jr, rs, args, 3);
   const std::string path = temp(file);
   ASSERT_EQ(export_trace(rs, path), 3);
 
@@ -85,16 +91,7 @@ TEST(RunExport, TraceOfOneGpuOrZeroOneOpensAgain) {
 TEST(RunExport, OneGpuTraceWithoutTheFieldOpensAsAnOpALayer) {
   JobRunner jr;
   RunState rs;
-  auto pump = [&] {
-    auto live = jr.live();
-    if (live && live->generation != rs.generation()) rs.attach(live);
-    rs.drain();
-  };
-  jr.configure(lab_train_args({"--batch", "4", "--seq", "16", "--workers", "2"}));
-  jr.step_whole();
-  jr.step_whole();
-  jr.wait_idle(pump);
-  pump();
+  run_steps(jr, rs, {"--batch", "4", "--seq", "16", "--workers", "2"}, 2);
   const std::string path = temp("onegpu_lab_export_old.json");
   ASSERT_EQ(export_trace(rs, path), 2);
   std::ifstream in(path);
@@ -114,16 +111,7 @@ TEST(RunExport, JsonlHasOneObjectPerStepAndOp) {
   JobRunner jr;
   RunState rs;
   EXPECT_THROW(export_jsonl(rs, temp("onegpu_none.jsonl")), trainer::Error) << "nothing to export is one error";
-  auto pump = [&] {
-    auto live = jr.live();
-    if (live && live->generation != rs.generation()) rs.attach(live);
-    rs.drain();
-  };
-  jr.configure(lab_train_args({"--pp", "2", "--batch", "4", "--seq", "16", "--workers", "2"}));
-  jr.step_whole();
-  jr.step_whole();
-  jr.wait_idle(pump);
-  pump();
+  run_steps(jr, rs, {"--pp", "2", "--batch", "4", "--seq", "16", "--workers", "2"}, 2);
   const std::string path = temp("onegpu_lab_export.jsonl");
   const std::size_t n = export_jsonl(rs, path);
   std::size_t ops = 0;
