@@ -54,12 +54,16 @@ TraceRun trace_run_from(const trainer::TraceFile& f, const std::string& path) {
   if (rc.ep == 1 && !fits(*info->steady_plan, *info->first_plan)) {
     trainer::RunConfig other = rc;
     other.op_per_layer = !rc.op_per_layer;
-    auto steady = std::make_shared<const trainer::Plan>(trainer::compile_plan(other));
-    auto first = std::make_shared<const trainer::Plan>(trainer::compile_plan(other, {.broadcast_model = true}));
-    if (fits(*steady, *first)) {
-      rc = other;
-      info->steady_plan = steady;
-      info->first_plan = first;
+    try {
+      auto steady = std::make_shared<const trainer::Plan>(trainer::compile_plan(other));
+      auto first = std::make_shared<const trainer::Plan>(trainer::compile_plan(other, {.broadcast_model = true}));
+      if (fits(*steady, *first)) {
+        rc = other;
+        info->steady_plan = steady;
+        info->first_plan = first;
+      }
+    } catch (const Error&) {
+      // no such plan: the steps are checked against the trace's own below, and say why not
     }
   }
   info->model.name = "from " + path;

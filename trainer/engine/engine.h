@@ -94,9 +94,10 @@ struct EngineOptions {
   int step = 0;                    // step number put on events
   // Measured compute is the CPU time of the worker's thread while it ran the op, not the wall
   // time: a worker the system preempts (a window drawing on the same cores) is not charged the
-  // time it waited. Two clock reads a syscall each (about 1.2 us apiece on these VMs), so off
-  // by default; the app's runs turn it on. Ops must run on the calling thread alone (every
-  // rank's CPU backend does); the wall stamps are kept either way.
+  // time it waited. The clock is a syscall (about 1.2 us here), read only for ops of 50 us and
+  // more and after a worker waited (engine.cpp); shorter ops cost their wall time. The app's
+  // runs turn it on; `onegpu train` and its traces keep wall time. Ops must run on the calling
+  // thread alone (every rank's CPU backend does); the wall stamps are kept either way.
   bool thread_cpu_costs = false;
 };
 
