@@ -17,6 +17,7 @@
 // of what it is and the pixels it may touch; flush(..., clips) then draws only inside the boxes.
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <numbers>
 #include <string>
@@ -95,6 +96,18 @@ class Canvas {
   // The rightmost x a label may reach: the view's right edge less the margin text() keeps
   // (meaningful only after set_view: check view().visible first).
   float text_right() const { return view_.visible.max.x - kTextMargin * view_.world_per_px; }
+  // Whether `s` at `size`, drawn from x rightwards, ends by text_right() (true before a view
+  // is set: there is no edge to measure against).
+  bool fits_right(std::string_view s, float x, float size) const {
+    return view_.visible.size().x <= 0.0f || x + text_width(s, size) <= text_right();
+  }
+  // The first of `told` that fits from x (fits_right), else the last: a label told shorter
+  // where the whole would run past the picture's edge and be moved in over something else.
+  std::string_view first_fitting(std::initializer_list<std::string_view> told, float x, float size) const {
+    for (std::string_view t : told)
+      if (fits_right(t, x, size)) return t;
+    return *(told.end() - 1);
+  }
   // The baseline that centres a line drawn at `size` (after the rule) on height y.
   float baseline_centred(float y, float size) const { return y - 0.5f * (font_->ascent() - font_->descent()) * size; }
   void set_view(const TextView& v);

@@ -283,12 +283,8 @@ double PipelineStepChapter::draw_run(const SceneFrame& f, const Camera& cam) {
                 kMeasuredSteps);
   std::snprintf(clock_short, sizeof clock_short, "time →  (virtual clock, fastest of %d runs)", kMeasuredSteps);
   const float clock_size = 0.036f * s * kSmallText;
-  const Rect& shown = c.view().visible;
-  const float clock_room = c.text_right() - top.min.x;
-  const char* clock = clock_long;
-  if (shown.size().x > 0.0f && c.text_width(clock_long, clock_size) > clock_room)
-    clock = c.text_width(clock_short, clock_size) <= clock_room ? clock_short : "time →";
-  c.text(clock, {top.min.x, top.max.y + 0.05f * s}, clock_size, palette::text_faint);
+  c.text(c.first_fitting({clock_long, clock_short, "time →"}, top.min.x, clock_size), {top.min.x, top.max.y + 0.05f * s},
+         clock_size, palette::text_faint);
   c.text(v >= st.step_end ? "step 1" : "step 0", {sc_.chip(3).max.x, sc_.chip(3).max.y + 0.07f * s}, 0.06f * s,
          palette::text, Align::Right);
   legend(c, {top.min.x, sc_.chip(3).max.y + 0.07f * s}, s, 1.0f);

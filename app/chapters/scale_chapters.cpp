@@ -45,7 +45,7 @@ void fits_note(Canvas& c, const ScaleBlock& b, const std::string& head, const Ra
   c.text(line, {at.x + 0.38f, y_line}, 0.19f, with_alpha(palette::text_dim, a), Align::Left);
   const glm::vec2 at_what{at.x + 0.38f, std::min(y_line - 0.3f, y_line - render::line_pitch(c.text_size(0.19f), c.text_size(0.17f)))};
   const float room = c.text_right() - at_what.x;
-  if (c.view().visible.size().x > 0.0f && c.text_width(what, 0.17f) > room && room > 0.0f)
+  if (!c.fits_right(what, at_what.x, 0.17f) && room > 0.0f)
     // Wrapped under the lines above where it runs past the picture's edge: told on one line it
     // was moved in from the edge, out from under them (by 146 px at 1024x640).
     c.paragraph(what, {at_what.x, at_what.y + c.font().ascent() * c.text_size(0.17f)}, room, 0.17f,
@@ -190,7 +190,7 @@ void WiderChapter::draw(const SceneFrame& f, const Camera& cam) {
   // from the edge, it covered the block's last column at 1024x640).
   const char* machine = "one machine of 8 GPUs per stage · 64 experts a layer, 8 on each GPU";
   const glm::vec2 at{bl.max.x + 0.35f, bl.center().y + 0.2f};
-  const bool two = c.view().visible.size().x > 0.0f && at.x + c.text_width(machine, 0.24f) > c.text_right();
+  const bool two = !c.fits_right(machine, at.x, 0.24f);
   const float pitch = render::line_pitch(c.text_size(0.24f), c.text_size(0.24f));
   c.veil({{bl.max.x + 0.2f, bl.center().y - 0.45f}, {bl.max.x + 10.0f, bl.center().y + 0.6f + (two ? pitch : 0.0f)}},
          palette::background, 0.85f * note);

@@ -67,24 +67,31 @@ inline void words_in(const ImVec4& colour, const char* text) {
   ImGui::PopStyleColor();
 }
 
-// ImGui::Text and ImGui::TextDisabled, wrapped between words.
-inline void words_va(ImGuiCol colour, const char* fmt, va_list ap) {
+// ImGui::Text, ImGui::TextDisabled and ImGui::TextColored, wrapped between words.
+inline void words_va(const ImVec4& colour, const char* fmt, va_list ap) {
   char b[512];
   std::vsnprintf(b, sizeof b, fmt, ap);
-  words_in(ImGui::GetStyle().Colors[colour], b);
+  words_in(colour, b);
+}
+inline void words_coloured(const ImVec4& colour, const char* fmt, ...) IM_FMTARGS(2);
+inline void words_coloured(const ImVec4& colour, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  words_va(colour, fmt, ap);
+  va_end(ap);
 }
 inline void words(const char* fmt, ...) IM_FMTARGS(1);
 inline void words(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  words_va(ImGuiCol_Text, fmt, ap);
+  words_va(ImGui::GetStyle().Colors[ImGuiCol_Text], fmt, ap);
   va_end(ap);
 }
 inline void words_dim(const char* fmt, ...) IM_FMTARGS(1);
 inline void words_dim(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  words_va(ImGuiCol_TextDisabled, fmt, ap);
+  words_va(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], fmt, ap);
   va_end(ap);
 }
 

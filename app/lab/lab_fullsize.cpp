@@ -85,10 +85,9 @@ void Lab::full_size_panel(float s, const LabFonts& fonts) {
     std::string fits;
     for (const trainer::GpuModel& g : gpus)
       if (r.total() <= g.memory_bytes) fits += (fits.empty() ? "fits " : ", ") + g.name;
-    char row[160];
-    std::snprintf(row, sizeof row, "%-18s %9s  %s", FullSizeBars::row_name(i).c_str(), gigabytes((double)r.total()).c_str(),
-                  fits.empty() ? "does not fit" : fits.c_str());
-    words_in(im(fits.empty() ? render::palette::backward : render::palette::text), row);
+    words_coloured(im(fits.empty() ? render::palette::backward : render::palette::text), "%-18s %9s  %s",
+                   FullSizeBars::row_name(i).c_str(), gigabytes((double)r.total()).c_str(),
+                   fits.empty() ? "does not fit" : fits.c_str());
     using trainer::MemCategory;
     words_dim("   weights %s · grads %s · optimizer %s · activations %s · buffers %s",
               gigabytes((double)r[MemCategory::Weights]).c_str(), gigabytes((double)r[MemCategory::Gradients]).c_str(),

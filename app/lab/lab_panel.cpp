@@ -138,11 +138,7 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
       edit_.given.insert(f);
     edit_error_ = JobRunner::check(edit_);
   }
-  if (!edit_error_.empty()) {
-    ImGui::PushTextWrapPos(0.0f);
-    words_in(im(render::palette::backward), edit_error_.c_str());
-    ImGui::PopTextWrapPos();
-  }
+  if (!edit_error_.empty()) words_in(im(render::palette::backward), edit_error_.c_str());
   ImGui::BeginDisabled(!edit_error_.empty() || st.building);
   if (ImGui::Button(st.building ? "Building…" : "Apply", {104.0f * s, 0})) runner_.configure(edit_);
   ImGui::EndDisabled();
@@ -152,11 +148,7 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   flow(text_w(running));
   words_dim("%s", running);
   ImGui::PopFont();
-  if (!st.error.empty() && st.error != edit_error_) {
-    ImGui::PushTextWrapPos(0.0f);
-    words_in(im(render::palette::backward), st.error.c_str());
-    ImGui::PopTextWrapPos();
-  }
+  if (!st.error.empty() && st.error != edit_error_) words_in(im(render::palette::backward), st.error.c_str());
 }
 
 // A preset: the list of assets/runs, or a file typed in. Loading fills the fields above
@@ -178,12 +170,10 @@ void Lab::preset_row(float s, const LabFonts& fonts) {
   flow(bw);
   if ((ImGui::Button("Load", {bw, 0}) || enter) && preset_path_[0]) load_preset(preset_path_);
   if (preset_error_.empty() && preset_note_.empty()) return;
-  ImGui::PushTextWrapPos(0.0f);
   ImGui::PushFont(fonts.small);
   if (!preset_error_.empty()) words_in(im(render::palette::backward), preset_error_.c_str());
   else words_dim("%s", preset_note_.c_str());
   ImGui::PopFont();
-  ImGui::PopTextWrapPos();
 }
 
 bool Lab::load_preset(const std::string& name_or_file) {
@@ -300,11 +290,8 @@ void Lab::status_panel(const RunState& rs, const RunnerStatus& st, const LabFont
   const std::uint64_t drops = rs.dropped();
   ImGui::PushFont(fonts.small);
   if (drops > 0)
-  {
-    char b[96];
-    std::snprintf(b, sizeof b, "events: ring %.0f%% full · %llu lost", 100.0 * rs.ring_fill(), (unsigned long long)drops);
-    words_in(im(render::palette::backward), b);
-  }
+    words_coloured(im(render::palette::backward), "events: ring %.0f%% full · %llu lost", 100.0 * rs.ring_fill(),
+                   (unsigned long long)drops);
   else
     words_dim("events: ring %.0f%% full · none lost", 100.0 * rs.ring_fill());
   if (!st.job.empty()) words_dim("also running: %s", st.job.c_str());

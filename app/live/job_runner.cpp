@@ -141,6 +141,17 @@ int worker_count(const cli::TrainArgs& a) {
   return std::max(1, (int)std::thread::hardware_concurrency());
 }
 
+// The trainer's options for a run of the Lab's, the live one or a branch of it.
+trainer::ParallelOptions run_options(const cli::TrainArgs& a) {
+  trainer::ParallelOptions o = cli::parallel_options(a);
+  o.workers = worker_count(a);
+  // The window draws on the cores the workers train on: an op costs its thread's CPU time, so
+  // a worker preempted by the drawing is not shown as a slower GPU (a 64-rank scale run read
+  // 88% idle in the window and 84% headless on wall costs; 79% and 79-82% on these).
+  o.thread_cpu_costs = true;
+  return o;
+}
+
 }  // namespace
 
 JobRunner::JobRunner() : thread_([this] { thread_main(); }) {}
@@ -454,13 +465,8 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
   }
   trainer::ModelConfig mc = trainer::model_preset(a.model);
   mc.vocab = (int)L.tok->vocab_size();
-  trainer::ParallelOptions o = cli::parallel_options(a);
-  const int workers = worker_count(a);
-  o.workers = workers;
-  // The window draws on the cores the workers train on: an op costs its thread's CPU time, so
-  // a worker preempted by the drawing is not shown as a slower GPU (a 64-rank scale run read
-  // 88% idle in the window and 84% headless on wall costs; 79% and 79-82% on these).
-  o.thread_cpu_costs = true;
+  trainer::ParallelOptions o = run_options(a);
+  const int workers = o.workers;
   // One rank: a learner steps it layer by layer (the same maths, bit for bit).
   o.op_per_layer = a.dp == 1 && a.ep == 1 && a.pp == 1;
   auto info = std::make_shared<LiveRun>();
@@ -574,9 +580,7 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
                   std::to_string(a.ep) + " pp " + std::to_string(a.pp) + " " + a.schedule;
   }
   publish_status();
-  trainer::ParallelOptions o = cli::parallel_options(a);
-  o.workers = worker_count(a);
-  o.thread_cpu_costs = true;  // as the live run's (do_configure)
+  trainer::ParallelOptions o = run_options(a);
   o.op_per_layer = false;
   auto events = std::make_shared<trainer::EventStream>(o.workers + 1, std::size_t{1} << 16);
   o.events = events.get();

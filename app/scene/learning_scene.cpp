@@ -92,14 +92,11 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
     if (b.label.find('<') != std::string::npos && b.label.find('>') != std::string::npos) {
       // Told shorter where the whole runs past the picture's edge from the chart's left (the
       // text would be pushed left, over the chip, at 1920x1080 with text 1.6).
-      static const char* kNotes[] = {"<E2 80> and the like: a token holding only part of a character, shown as its bytes",
-                                     "<E2 80> and the like: part of a character, shown as bytes",
-                                     "<E2 80>: bytes of part of a character"};
-      const char* note = kNotes[0];
-      if (c.view().visible.size().x > 0.0f)
-        for (const char* n : kNotes)
-          if ((note = n), r.min.x + c.text_width(n, 0.026f * s) <= c.text_right()) break;
-      c.text(note, {r.min.x, r.min.y - 0.04f * s}, 0.026f * s, with_alpha(palette::text_dim, alpha));
+      c.text(c.first_fitting({"<E2 80> and the like: a token holding only part of a character, shown as its bytes",
+                              "<E2 80> and the like: part of a character, shown as bytes",
+                              "<E2 80>: bytes of part of a character"},
+                             r.min.x, 0.026f * s),
+             {r.min.x, r.min.y - 0.04f * s}, 0.026f * s, with_alpha(palette::text_dim, alpha));
       break;
     }
   const float top = std::min(r.max.y - 0.13f * s, y2 - 0.35f * small - 0.02f * s - 1.2f * c.text_size(0.026f * s));
@@ -135,17 +132,15 @@ void draw_chart(Canvas& c, const Rect& r, const std::string& title, const std::v
       // Centred over the bracket, clear of the bar's own percentage at its start.
       const float clear = from + c.text_width(pct, 0.028f * s) + 0.03f * s;
       const float words = c.text_width(error_text, 0.028f * s);
-      const Rect& shown = c.view().visible;
-      const float right_edge = shown.size().x > 0.0f ? c.text_right() : r.max.x + words + 0.1f * s;
       if (to - clear > words) {
         c.text(error_text, {(clear + to) * 0.5f, yy + lift}, 0.028f * s, pink, Align::Center);
       } else if (const std::string brief = error_text.substr(0, error_text.find(' ', error_text.find(' ') + 1));
-                 to - from > 0.5f * full && to + 0.02f * s + c.text_width(brief, 0.028f * s) <= right_edge) {
+                 to - from > 0.5f * full && c.fits_right(brief, to + 0.02f * s, 0.028f * s)) {
         // A bad guess whose bracket is too short for the words at this text size: beside its
         // end, past "certain", level with it (left of the bracket they ran into the rows above
         // and the names of the tokens); where the whole does not fit there, "error 8.51" alone.
         const float size = c.text_size(0.028f * s);
-        c.text(to + 0.02f * s + words <= right_edge ? error_text : brief,
+        c.text(c.fits_right(error_text, to + 0.02f * s, 0.028f * s) ? error_text : brief,
                {to + 0.02f * s, c.baseline_centred(yy, size)}, size, pink);
       } else {  // left of the bracket, and of the word "certain" over its end
         const float certain_left = x0 + full - 0.5f * c.text_width("certain", 0.026f * s);
