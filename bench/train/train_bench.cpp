@@ -73,9 +73,10 @@ struct Result {
   SplitStep::Timing timing;  // over every timed step
 };
 
-double cpu_seconds() {
+// The process's CPU time, or this thread's (one-thread runs: a twin's own, not its twin's).
+double cpu_seconds(bool thread_only) {
   rusage u{};
-  getrusage(RUSAGE_SELF, &u);
+  getrusage(thread_only ? RUSAGE_THREAD : RUSAGE_SELF, &u);
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
@@ -107,13 +108,13 @@ Result run(const std::string& name, int threads, int steps, bool split_ops, bool
   // Best of kWindows timed windows: a shared machine's hiccups only ever slow a window down.
   // torch_moe.py times PyTorch the same way. CPU time is over all windows (every thread).
   double best = 1e300;
-  const double cpu0 = cpu_seconds();
+  const double cpu0 = cpu_seconds(threads == 1);
   for (int w = 0, i = 1; w < kWindows; ++w) {
     auto t0 = clk::now();
     for (int j = 0; j < steps; ++j) step(i++);
     best = std::min(best, std::chrono::duration<double>(clk::now() - t0).count());
   }
-  const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / (kWindows * steps);
+  const double cpu_ms = (cpu_seconds(threads == 1) - cpu0) * 1e3 / (kWindows * steps);
   double tps = (double)steps * micro * B * S / best;
   return {tps, tps * onegpu::bench::train_flops_per_token(c) / 1e9, cpu_ms, timing};
 }
@@ -147,6 +148,25 @@ int main(int argc, char** argv) {
   if (micro < 1 || micro > 64) {
     std::fprintf(stderr, "bench_train: microbatches must be 1 to 64\n");
     return 2;
+  }
+  // "twin": two one-thread trainers, each with its own model, at once in this process (threads
+  // 2 only). They share nothing but the process (its host pool, its address space), so against
+  // two processes (split_cost.sh's procs) it says what being in one process costs, and against
+  // two threads on one trainer what that trainer's own sharing costs. Prints each trainer's line.
+  if (how == "twin") {
+    if (only.empty() || (argc > 3 && std::atoi(argv[3]) != 2)) {
+      std::fprintf(stderr, "bench_train: twin needs a model and threads 2\n");
+      return 2;
+    }
+    Result r[2];
+    const int n = only == "scale" ? std::max(3, steps / 4) : steps;
+    std::thread other([&] { r[1] = run(only, 1, n, false, false, false, micro); });
+    r[0] = run(only, 1, n, false, false, false, micro);
+    other.join();
+    for (const Result& x : r)
+      std::printf("onegpu model=%s threads=1 twin microbatches=%d tokens_per_s=%.0f gflops=%.2f cpu_ms_per_step=%.2f\n",
+                  only.c_str(), micro, x.tokens_per_s, x.gflops, x.cpu_ms_per_step);
+    return 0;
   }
   for (const char* name : {"story", "scale"})
     for (int threads : {1, 2}) {
