@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "render/hash.h"
+#include "render/text_breaks.h"
 
 namespace onegpu::render {
 
@@ -133,6 +134,14 @@ std::vector<std::string> Canvas::wrap(std::string_view s, float size, float widt
   while (i < s.size()) {
     std::size_t j = s.find(' ', i);
     if (j == std::string_view::npos) j = s.size();
+    // A number and its unit go on one line: the "word" runs on past that space.
+    for (std::size_t from = i; j < s.size();) {
+      std::size_t k = s.find(' ', j + 1);
+      if (k == std::string_view::npos) k = s.size();
+      if (!keeps_with_next(s.substr(from, j - from), s.substr(j + 1, k - j - 1))) break;
+      from = j + 1;
+      j = k;
+    }
     std::string_view word = s.substr(i, j - i);
     std::string next = line.empty() ? std::string(word) : line + " " + std::string(word);
     if (!line.empty() && font_->measure(next) * size > width) {

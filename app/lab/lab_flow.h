@@ -11,6 +11,8 @@
 
 #include <imgui.h>
 
+#include "render/text_breaks.h"
+
 namespace onegpu::app {
 
 // The x (screen pixels) where the window's content ends: its scrollbar, if shown, is outside.
@@ -33,12 +35,22 @@ inline float checkbox_w(const char* s) {
 // The end of the line of text that starts at p and fits `room` (width(a, b): the width of
 // [a, b)), breaking between words only: after the last whole word that fits, or after the first
 // word when even that does not (it is left wider than the room). *end is ' ' or the text's end.
+// A number and its unit count as one word (render/text_breaks.h).
 template <class Width>
 const char* line_end(const char* p, float room, Width width) {
+  auto word_end = [](const char* a) {
+    while (*a && *a != ' ') ++a;
+    return a;
+  };
   const char* cut = nullptr;
   for (const char* q = p;;) {
-    const char* e = q;
-    while (*e && *e != ' ') ++e;
+    const char* e = word_end(q);
+    for (const char* from = q; *e;) {  // past a space between a number and its unit
+      const char* f = word_end(e + 1);
+      if (!render::keeps_with_next({from, (std::size_t)(e - from)}, {e + 1, (std::size_t)(f - e - 1)})) break;
+      from = e + 1;
+      e = f;
+    }
     if (cut && width(p, e) > room) break;
     cut = e;
     if (!*e) break;
