@@ -10,6 +10,7 @@
 
 #include <imgui.h>
 
+#include "app/lab/lab_flow.h"
 #include "app/lab/lab.h"
 #include "render/palette.h"
 
@@ -115,7 +116,7 @@ void Lab::charts(const RunState& rs, float s, const LabFonts& fonts) {
   drawn_.memory_bands = 0;
   drawn_.chart_words.clear();
   if (!run) {
-    ImGui::TextDisabled("Apply a configuration and run it: its steps are charted here.");
+    words_dim("Apply a configuration and run it: its steps are charted here.");
     return;
   }
   using namespace render::palette;

@@ -98,7 +98,7 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
   const RunStep* rec = shown(rs);
   if (!run || !viewing_.empty()) {
-    ImGui::TextDisabled("Compare branches a step of a live run: apply a configuration and run a step first.");
+    words_dim("Compare branches a step of a live run: apply a configuration and run a step first.");
     return;
   }
   if (!compare_init_) {
@@ -110,7 +110,7 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::PushFont(fonts.small);
   ImGui::TextColored({0.96f, 0.65f, 0.14f, 1}, "COMPARE");
   ImGui::SameLine();
-  ImGui::TextDisabled("run the shown step again under another split (same weights, batch and seed):");
+  words_dim("run the shown step again under another split (same weights, batch and seed):");
   const float w = 86.0f * s;
   auto field = [&](const char* label, int& v, int hi) {
     // On this row where it fits, else the next (lab_flow.h): with text scaled up for a projector
@@ -181,9 +181,9 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
                   b->loss, rel);
   ImGui::TextColored(same_loss ? ImVec4{0.55f, 0.85f, 0.55f, 1} : ImVec4{0.96f, 0.65f, 0.14f, 1}, "%s", verdict);
   ImGui::SameLine();
-  if (a->step == 0) ImGui::TextDisabled("· both began from the seed's initial weights");
-  else if (before && before == branch_->weights_before) ImGui::TextDisabled("· both began from weights equal bit for bit");
-  else if (before) ImGui::TextDisabled("· the weights they began from differ in rounding (the earlier steps ran under each split)");
+  if (a->step == 0) words_dim("· both began from the seed's initial weights");
+  else if (before && before == branch_->weights_before) words_dim("· both began from weights equal bit for bit");
+  else if (before) words_dim("· the weights they began from differ in rounding (the earlier steps ran under each split)");
   ImGui::PopFont();
 
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -80,7 +80,7 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
   drawn_.heat.clear();
   drawn_.heat_numbered.clear();
   if (!run || !rec) {
-    ImGui::TextDisabled("Run a step: the router's choices appear here.");
+    words_dim("Run a step: the router's choices appear here.");
     return;
   }
   const int L = run->model.n_layers, E = run->model.n_experts;
@@ -117,7 +117,7 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
   const LiveRun* run = rs.run();
   drawn_.traffic.clear();
   if (!run || !rec) {
-    ImGui::TextDisabled("Run a step: the all-to-all's traffic appears here.");
+    words_dim("Run a step: the all-to-all's traffic appears here.");
     return;
   }
   const int W = run->world(), L = run->model.n_layers;
@@ -125,12 +125,12 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::TextColored({0.31f, 0.76f, 0.69f, 1}, "ALL-TO-ALL TRAFFIC");
   ImGui::SameLine();
   if (run->config().ep < 2) {
-    ImGui::TextDisabled("ep = 1: every GPU holds all its experts, so no token rows cross GPUs. Try ep = 2.");
+    words_dim("ep = 1: every GPU holds all its experts, so no token rows cross GPUs. Try ep = 2.");
     ImGui::PopFont();
     return;
   }
   if (rec->traffic.empty()) {
-    ImGui::TextDisabled("step %d: no traffic rows yet (they come when the step ends)", rec->step + 1);
+    words_dim("step %d: no traffic rows yet (they come when the step ends)", rec->step + 1);
     ImGui::PopFont();
     return;
   }
@@ -155,11 +155,9 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
     m[(std::size_t)(t.from * W + t.to)] += t.rows;
     crossed += t.rows;
   }
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
-                      "(combine sends each one back; the backward pass does both again)",
-                      (long long)crossed);
-  ImGui::PopTextWrapPos();
+  words_dim("token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
+            "(combine sends each one back; the backward pass does both again)",
+            (long long)crossed);
   ImGui::PopFont();
   drawn_.traffic = m;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
