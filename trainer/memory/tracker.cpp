@@ -115,8 +115,15 @@ class HostPool {
     return true;
   }
   std::size_t cut() { return arena_used_.load(std::memory_order_acquire); }
-  bool keep(void* p, std::size_t rounded) {  // false: the pool is full, free it
+  // give_pages: a carved block's whole pages go back to the kernel now (it keeps its place in
+  // the arena, and reads as written again only once taken and zeroed).
+  bool keep(void* p, std::size_t rounded, bool give_pages = false) {  // false: the pool is full, free it
     const bool carved = in_arena(p);  // not freed alone: only this pool hands it out again
+    if (carved && give_pages) {
+      const auto page = (std::uintptr_t)::sysconf(_SC_PAGESIZE);
+      const std::uintptr_t a = ((std::uintptr_t)p + page - 1) / page * page, b = ((std::uintptr_t)p + rounded) / page * page;
+      if (b > a) ::madvise((void*)a, b - a, MADV_DONTNEED);
+    }
     if (!carved && bytes_.load(std::memory_order_relaxed) + rounded > kLimit) return false;
     bool emptied = false;
     {
@@ -239,12 +246,25 @@ MemoryTracker::StandIn::~StandIn() { stand_in = {}; }
 
 MemoryTracker& MemoryTracker::here() { return stand_in.of == this ? *stand_in.by : *this; }
 
+namespace {
+thread_local int huge_arrays = 0;  // HugePageArrays alive on this thread
+// Arrays cut from the arena under HugePageArrays: up to this size (a split rank's arrays are
+// 0.7-1.6 MiB; larger ones get huge pages of their own from the kernel only if asked).
+constexpr std::size_t kHugeArrayCarve = std::size_t{16} << 20;
+}  // namespace
+
+MemoryTracker::HugePageArrays::HugePageArrays() { ++huge_arrays; }
+MemoryTracker::HugePageArrays::~HugePageArrays() { --huge_arrays; }
+
 void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   // 64-byte alignment keeps rows cache-line aligned for the vectorised kernels.
   const std::size_t rounded = rounded_size(bytes);
   void* p = nullptr;
   bool fresh = false, zeroed = false;  // fresh: from mmap (so zeroed too)
-  if (zero && !dev_ && rounded >= kFreshPages) {  // device blocks come from dev_ only
+  if (zero && !dev_ && rounded >= kFreshPages && huge_arrays > 0 && rounded < kHugeArrayCarve)
+    p = host_pool().take(rounded, kHugeArrayCarve, &zeroed);  // null when the arena is full: as below
+  if (p) {
+  } else if (zero && !dev_ && rounded >= kFreshPages) {  // device blocks come from dev_ only
     p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     fresh = zeroed = true;
@@ -301,7 +321,9 @@ void MemoryTracker::release(void* p, std::size_t bytes, MemCategory c) {
       keep = true;
     }
   }
-  if (p && !fresh && !dev_) keep = host_pool().keep(p, rounded);
+  // An array of HugePageArrays (the arena's only blocks this large that come through here):
+  // its pages go back, as a fresh array's would, instead of staying in while the arena does.
+  if (p && !fresh && !dev_) keep = host_pool().keep(p, rounded, rounded >= kFreshPages);
   if (fresh)
     ::munmap(p, rounded);
   else if (!keep && dev_ && p)

@@ -185,7 +185,8 @@ struct ParallelTrainer::Impl final : OpRunner {
   std::vector<double> ce;   // by global microbatch
   std::vector<double> aux;  // by (global microbatch, chunk)
   // Set-up and the first step: the host pool's pages brought in ahead of use on idle cores
-  // (pool_warmer.h), about what set-up and the first step cut (at 512 ranks 1.5 MiB a rank).
+  // (pool_warmer.h), about what set-up and the first step cut: at 512 ranks 2.25 MiB a rank,
+  // the updating ranks' arrays (HugePageArrays, 0.9 MiB a rank) and the first step's blocks.
   std::unique_ptr<HostPoolWarmer> warmer;
 
   // [SECTION] Building
@@ -205,7 +206,7 @@ struct ParallelTrainer::Impl final : OpRunner {
     };
     if (opt.comm) check_process_options(opt);
     if (!opt.comm && opt.device == "cpu" && !opt.make_backend)
-      warmer = std::make_unique<HostPoolWarmer>((std::size_t)(opt.dp * opt.pp) * (std::size_t{3} << 19));  // 1.5 MiB a rank
+      warmer = std::make_unique<HostPoolWarmer>((std::size_t)(opt.dp * opt.pp) * (std::size_t{9} << 18));  // 2.25 MiB a rank
     steady_plan = std::make_unique<Plan>(compile_plan(rc));
     if (opt.broadcast_first_step) first_plan = std::make_unique<Plan>(compile_plan(rc, PlanOptions{.broadcast_model = true}));
 
@@ -246,8 +247,13 @@ struct ParallelTrainer::Impl final : OpRunner {
         // are written. With broadcast_first_step only the first rank of each group has them (the
         // others receive them in the first step); ZeRO-1 takes every rank's optimizer pieces
         // from the initial master weights, so it copies them all and keeps its pieces.
-        ParamStore P(mc, *R.tracker, sh);
         const bool own_arrays = !shares_from_setup() || replica_owner(r) == r;  // else the owner's (Replicas)
+        // An owner writes all of its arrays every step (a member that shares them writes only
+        // its dense gradients): in huge pages from the pool's arena (tracker.h).
+        std::optional<MemoryTracker::HugePageArrays> huge;
+        if (own_arrays) huge.emplace();
+        ParamStore P(mc, *R.tracker, sh);
+        huge.reset();
         for (const auto& t : P.tensors()) {
           if (!own_arrays) break;
           const bool root = dense_kind(t.kind) ? R.coord.dp == 0 : R.coord.ep_group == 0;

@@ -183,6 +183,48 @@ TEST(HostPool, WarmedPagesComeInReadAsZeroAndGoBack) {
   }
   EXPECT_LT(resident_kb() - before, 16 * 1024);
 }
+
+// HugePageArrays: zeroed arrays of 256 KiB and more made on this thread while one lives are cut
+// from the arena (its cut grows by their size) and read as zero, also when a block written
+// before is taken again; released, their pages go back at once, though another block of the
+// arena is still in use; without one they come from the kernel as before (the cut stays).
+TEST(HostPool, HugePageArraysComeFromTheArenaAndGiveTheirPagesBack) {
+  MemoryTracker t;
+  Buffer<float> keep_arena(t, MemCategory::Activations, 1024);  // the arena stays in use throughout
+  const std::size_t n = 400000;                                // 1.6 MB, a split rank's array
+  const long before = resident_kb();
+  {
+    const std::size_t cut = host_pool_cut();
+    std::vector<Buffer<float>> arrays;
+    {
+      MemoryTracker::HugePageArrays huge;
+      for (int i = 0; i < 16; ++i) arrays.emplace_back(t, MemCategory::Optimizer, n);
+    }
+    EXPECT_GE(host_pool_cut() - cut, 16 * n * sizeof(float));
+    bool zero = true;
+    for (auto& a : arrays) {
+      zero &= all_zero(a.data(), n);
+      std::fill(a.begin(), a.end(), 2.f);
+    }
+    EXPECT_TRUE(zero);
+    EXPECT_GT(resident_kb() - before, 20 * 1024);  // 25.6 MB written
+    EXPECT_EQ(t.current(MemCategory::Optimizer), (std::int64_t)(16 * n * sizeof(float)));
+  }
+  EXPECT_LT(resident_kb() - before, 6 * 1024);  // given back, the arena still in use
+  {
+    MemoryTracker::HugePageArrays huge;
+    const std::size_t cut = host_pool_cut();
+    Buffer<float> again(t, MemCategory::Optimizer, n);  // one of the blocks written with 2.f
+    EXPECT_EQ(host_pool_cut(), cut);
+    EXPECT_TRUE(all_zero(again.data(), n));
+  }
+  {
+    const std::size_t cut = host_pool_cut();
+    Buffer<float> plain(t, MemCategory::Optimizer, 3 * n);  // no HugePageArrays: from the kernel
+    EXPECT_EQ(host_pool_cut(), cut);
+    EXPECT_TRUE(all_zero(plain.data(), 3 * n));
+  }
+}
 #endif
 
 }  // namespace
