@@ -3,10 +3,14 @@
 // the same final weights, up to float summation order (stated below).
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -246,6 +250,30 @@ TEST(ParallelParity, ExpertSumsFromRowsAreBitwiseEachMembersOwnGradients) {
   o.workers = 2;
   ParallelTrainer t(data().model, o, data().train);
   for (int step = 0; step < 2; ++step) t.step();
+  // Before anything reads them: the other members' expert gradients were never brought in
+  // (set-up writes every range a step writes once, and no more; mincore: pages in memory),
+  // while the owners' were.
+  const long page = ::sysconf(_SC_PAGESIZE);
+  for (int r = 0; r < t.world(); ++r) {
+    const ParamStore& P = t.params(r);
+    long in = 0, whole = 0;
+    for (const auto& tn : P.tensors()) {
+      if (tn.kind != ParamKind::Expert) continue;
+      const auto a = ((std::uintptr_t)(P.grads.data() + tn.offset) + page - 1) / page * page;
+      const auto b = (std::uintptr_t)(P.grads.data() + tn.offset + tn.size()) / page * page;
+      if (b <= a) continue;
+      std::vector<unsigned char> v((b - a) / page);
+      ASSERT_EQ(::mincore((void*)a, b - a, v.data()), 0);
+      for (unsigned char c : v) in += c & 1;
+      whole += (long)v.size();
+    }
+    const bool owner = t.plan().layout.expert_group(r).front() == r;
+    ASSERT_GT(whole, 0) << "rank " << r;
+    if (owner)
+      EXPECT_EQ(in, whole) << "rank " << r;
+    else
+      EXPECT_EQ(in, 0) << "rank " << r << ": expert gradient pages brought in that no step writes";
+  }
   int owners = 0, others = 0;
   for (int r = 0; r < t.world(); ++r) {
     const ParamStore& P = t.params(r);
