@@ -70,12 +70,13 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   ImGui::PushStyleColor(ImGuiCol_Text, im(render::palette::forward));
   ImGui::PushFont(fonts.small);
   // Open while nothing runs; folded away when a run starts, so the controls and the by-hand
-  // read-outs are in view (a click opens it again).
+  // read-outs are in view (a click opens it again); not while a refused preset's pink line is
+  // there to read (a run that started meanwhile folded it away unread).
   const auto live = runner_.live();
   const std::uint64_t gen = live ? live->generation : 0;
   const std::uint64_t shown_gen = viewing_.empty() ? gen : ~1ull;
   if (shown_gen != config_generation_) {
-    ImGui::SetNextItemOpen(shown_gen == 0, ImGuiCond_Always);
+    ImGui::SetNextItemOpen(shown_gen == 0 || !preset_error_.empty(), ImGuiCond_Always);
     config_generation_ = shown_gen;
   }
   // A preset just loaded (or refused) opens it: its fields, or its pink line, are the answer.

@@ -100,6 +100,24 @@ TEST(LabPresets, APresetFillsTheFieldsAndABadOneIsAPinkLine) {
   EXPECT_TRUE(lab.preset_error().empty());
 }
 
+// A refused preset's pink line stays in view when a run starts after it (the configuration
+// folds away when a run starts; it folded the line away unread, which made the test above fail
+// when the first frame's run finished building between its two frames).
+TEST(LabPresets, ARefusedPresetsLineStaysWhenARunStarts) {
+  PresetLab t;
+  JobRunner& jr = JobRunner::shared();
+  const int pink_before = pink_in_panel(t.shot("lab_preset_fold_before"));
+  EXPECT_FALSE(t.app->lab().load_preset(kBadPreset));
+  const int pink_refused = pink_in_panel(t.shot("lab_preset_fold_refused"));
+  EXPECT_GT(pink_refused - pink_before, 40);
+  const auto was = jr.live();
+  jr.configure(lab_train_args({"--dp", "2", "--ep", "2", "--seq", "16"}));
+  jr.wait_idle([&] { t.app->drain_events(); });
+  ASSERT_NE(jr.live(), nullptr);
+  ASSERT_NE(jr.live(), was) << "a new run started";
+  EXPECT_GT(pink_in_panel(t.shot("lab_preset_fold_after")) - pink_before, 40) << "the pink line, still in view";
+}
+
 // With a run going, a preset changes the panel's fields only, and a bad one not even those.
 TEST(LabPresets, ABadPresetLeavesTheRunningRunAlone) {
   PresetLab t;
