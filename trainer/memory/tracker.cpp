@@ -261,13 +261,14 @@ void* MemoryTracker::allocate(std::size_t bytes, MemCategory c, bool zero) {
   const std::size_t rounded = rounded_size(bytes);
   void* p = nullptr;
   bool fresh = false, zeroed = false;  // fresh: from mmap (so zeroed too)
-  if (zero && !dev_ && rounded >= kFreshPages && huge_arrays > 0 && rounded < kHugeArrayCarve)
-    p = host_pool().take(rounded, kHugeArrayCarve, &zeroed);  // null when the arena is full: as below
-  if (p) {
-  } else if (zero && !dev_ && rounded >= kFreshPages) {  // device blocks come from dev_ only
-    p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    fresh = zeroed = true;
+  if (zero && !dev_ && rounded >= kFreshPages) {  // device blocks come from dev_ only
+    // Under HugePageArrays from the arena while it has room, else fresh pages from the kernel.
+    if (huge_arrays > 0 && rounded < kHugeArrayCarve) p = host_pool().take(rounded, kHugeArrayCarve, &zeroed);
+    if (!p) {
+      p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      fresh = zeroed = true;
+    }
   } else if (!dev_) {
     p = host_pool().take(rounded, kFreshPages, &zeroed);
   } else {
