@@ -221,6 +221,7 @@ bool App::busy() {
 
 bool App::animating(double now) {
   if (!toast_now(now).empty()) return true;
+  if (nav_.help_open() && help_refit_) return true;
   if (nav_.lab_open()) {  // the Lab redraws while its run moves or a recorded step replays
     const RunnerStatus st = JobRunner::shared().status();
     return st.mode != RunMode::Paused || st.building || st.queued > 0 || lab_->animating();
@@ -542,24 +543,22 @@ void App::draw_help() {
   ImGui::PushFont(title_font_);
   ImGui::TextUnformatted("Keys");
   ImGui::PopFont();
-  // One table, so the Lab's rows line up under the story's.
+  // One table, so the second section's rows line up under the first's. In the Lab its own keys
+  // come first and the chapters' keys are left out (key_commands.h: help_lines).
+  const std::vector<HelpLine> lines = help_lines(nav_.lab_open());
   if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_SizingFixedFit)) {
-    auto row = [&](const char* keys, const char* does) {
+    for (const HelpLine& l : lines) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextColored(im(render::palette::forward), "%s", keys);
+      if (l.heading) {
+        ImGui::Spacing();
+        ImGui::TextUnformatted(l.keys.c_str());
+        continue;
+      }
+      ImGui::TextColored(im(render::palette::forward), "%s", l.keys.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(does);
-    };
-    for (const KeyRow& r : story_keys())
-      if (*r.keys) row(r.keys, r.does);  // an empty row is a second binding of the row above
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::Spacing();
-    ImGui::TextUnformatted("In the Lab");
-    for (const LabKeyRow& r : lab_keys())
-      if (*r.keys) row(r.keys, r.does);
-    row(lab_leave_key().keys, lab_leave_key().does);
+      ImGui::TextUnformatted(l.does.c_str());
+    }
     ImGui::EndTable();
   }
   ImGui::PushFont(small_font_);
@@ -573,13 +572,16 @@ void App::draw_help() {
     keys_w = std::max(keys_w, ImGui::CalcTextSize(keys).x);
     does_w = std::max(does_w, ImGui::CalcTextSize(does).x);
   };
-  for (const KeyRow& r : story_keys()) widen(r.keys, r.does);
-  for (const LabKeyRow& r : lab_keys()) widen(r.keys, r.does);
-  widen(lab_leave_key().keys, lab_leave_key().does);
+  for (const HelpLine& l : lines)
+    if (!l.heading) widen(l.keys.c_str(), l.does.c_str());
   const float need_w = keys_w + does_w + 4.0f * st.CellPadding.x + 2.0f * st.WindowPadding.x;
   const float need_h = ImGui::GetCursorPosY() + st.WindowPadding.y;
   const float fit = std::min(room.x / std::max(1.0f, need_w), room.y / std::max(1.0f, need_h));
+  const float was = help_fit_;
   if (fit < 1.0f || help_fit_ < 1.0f) help_fit_ = std::clamp(help_fit_ * fit * 0.98f, 0.3f, 1.0f);
+  // A new scale is drawn by the next frame, which an idle window owes (else the list stays cut
+  // until something else moves: the story's list opened after the Lab's narrower one).
+  help_refit_ = std::abs(help_fit_ - was) > 0.005f;
   ImGui::End();
 }
 

@@ -123,6 +123,7 @@ class App {
   std::string gl_;
   float frame_ms_ = 0.0f;
   float help_fit_ = 1.0f;  // the key list's text scale that fits the window (draw_help)
+  bool help_refit_ = false;  // draw_help changed help_fit_: one more frame draws it
   float density_ = 1.0f;
   RunState run_state_;
   RunState branch_state_;  // the Lab's compare tab: the last branch of a step under another split

@@ -75,23 +75,70 @@ std::string keys_help() {
 }
 
 namespace {
+// The story actions a press keeps in the Lab: leaving it and what changes the window.
+bool kept_in_lab(Action a) {
+  switch (a) {
+    case Action::ToggleLab: case Action::ToggleFullscreen: case Action::ScaleUp: case Action::ScaleDown:
+    case Action::ScaleReset: case Action::Quit: case Action::ToggleHelp: case Action::SavePng:
+      return true;
+    default: return false;
+  }
+}
+
 std::optional<Action> find(int key, int mods, bool lab) {
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
   for (const KeyRow& r : story_keys()) {
     if (r.ctrl != ctrl) continue;
     if (std::find(r.glfw_keys.begin(), r.glfw_keys.end(), key) == r.glfw_keys.end()) continue;
-    if (!lab) return r.action;
-    // In the Lab, only the keys that leave it or change the window keep their story meaning.
-    switch (r.action) {
-      case Action::ToggleLab: case Action::ToggleSidebar: case Action::ToggleFullscreen: case Action::ScaleUp:
-      case Action::ScaleDown: case Action::ScaleReset: case Action::Quit: case Action::ToggleHelp: case Action::SavePng:
-        return r.action;
-      default: return std::nullopt;
-    }
+    // In the Lab, only the keys that leave it or change the window keep their story meaning
+    // (Tab's chapter list is not shown there, so it would change the story unseen).
+    if (!lab || kept_in_lab(r.action)) return r.action;
+    return std::nullopt;
   }
   return std::nullopt;
 }
 }  // namespace
+
+std::vector<HelpLine> help_lines(bool lab) {
+  std::vector<HelpLine> out;
+  auto presses = [](const std::vector<int>& keys, bool ctrl) {
+    std::vector<Press> p;
+    for (int k : keys) p.push_back({k, ctrl});
+    return p;
+  };
+  auto add_to_last = [&](const std::vector<Press>& p) { out.back().presses.insert(out.back().presses.end(), p.begin(), p.end()); };
+  auto lab_rows = [&] {
+    for (const LabKeyRow& r : lab_keys()) {
+      if (*r.keys) out.push_back({r.keys, r.does, false, presses(r.glfw_keys, false)});
+      else add_to_last(presses(r.glfw_keys, false));  // a second binding of the row above
+    }
+    const LabKeyRow& leave = lab_leave_key();
+    out.push_back({leave.keys, leave.does, false, presses(leave.glfw_keys, false)});
+  };
+  auto story_rows = [&](bool only_kept) {
+    bool listed = false;  // whether the row above was listed (a row with no keys is its second binding)
+    for (const KeyRow& r : story_keys()) {
+      // (L is listed with Esc above as the way back.)
+      const bool shown = !only_kept || (kept_in_lab(r.action) && r.action != Action::ToggleLab);
+      if (*r.keys && shown) out.push_back({r.keys, r.does, false, presses(r.glfw_keys, r.ctrl)});
+      else if (!*r.keys && shown && listed) add_to_last(presses(r.glfw_keys, r.ctrl));
+      if (*r.keys) listed = shown;
+    }
+  };
+  if (!lab) {
+    story_rows(false);
+    out.push_back({"In the Lab", "", true, {}});
+    lab_rows();
+    return out;
+  }
+  lab_rows();
+  out.push_back({"Mouse on the timeline", "wheel zooms, drag pans, double-click fits", false, {}});
+  out.push_back({"Also in the Lab", "", true, {}});
+  story_rows(true);
+  // Esc leaves the Lab rather than quitting, so the quit row names Ctrl+Q alone.
+  out.push_back({"Ctrl+Q", "quit", false, {{GLFW_KEY_Q, true}}});
+  return out;
+}
 
 std::optional<Action> story_action(int key, int mods) { return find(key, mods, false); }
 

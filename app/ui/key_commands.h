@@ -34,6 +34,22 @@ const std::vector<LabKeyRow>& lab_keys();
 // here once for the help overlay and the status bar. Its command is 0: not one of the Lab's own.
 const LabKeyRow& lab_leave_key();
 
+// One line of the keys overlay: a heading, or a key row with the presses that do it (none for
+// the mouse's rows).
+struct Press {
+  int glfw_key;
+  bool ctrl;
+};
+struct HelpLine {
+  std::string keys, does;
+  bool heading = false;
+  std::vector<Press> presses;
+};
+// What the overlay lists. In the story: the story's keys, then the Lab's. In the Lab: its own
+// keys and how to leave, then only the window's keys that keep their meaning there (the
+// chapters' keys do nothing in the Lab or something else: M is a microbatch there).
+std::vector<HelpLine> help_lines(bool lab);
+
 // Every row of story_keys(), then of lab_keys() and lab_leave_key(), as `onegpu --help` lists
 // them: a key column and what it does, a line a row.
 std::string keys_help();

@@ -117,3 +117,45 @@ TEST(KeyCommands, LabKeysComeFromOneTable) {
     EXPECT_EQ(lab_key(k, 0), 0) << leave.keys;
   }
 }
+
+// The keys overlay lists only presses that do what it says where it is shown: in the Lab its
+// own keys first, and none of the chapters' (Space, M and . mean other things there).
+TEST(KeyCommands, TheKeysOverlayListsOnlyKeysThatWorkWhereItIsShown) {
+  for (bool lab : {false, true}) {
+    const std::vector<HelpLine> lines = help_lines(lab);
+    ASSERT_FALSE(lines.empty());
+    bool lab_section = lab;
+    int rows_with_presses = 0;
+    for (const HelpLine& l : lines) {
+      if (l.heading) {
+        if (l.keys == "In the Lab") lab_section = true;
+        continue;
+      }
+      EXPECT_FALSE(l.does.empty()) << l.keys;
+      rows_with_presses += !l.presses.empty();
+      for (const Press& p : l.presses) {
+        const int mods = p.ctrl ? GLFW_MOD_CONTROL : 0;
+        if (lab_section)
+          EXPECT_TRUE(lab_key(p.glfw_key, mods) != 0 || lab_action(p.glfw_key, mods).has_value())
+              << l.keys << " is listed for the Lab but does nothing there";
+        else
+          EXPECT_TRUE(story_action(p.glfw_key, mods).has_value()) << l.keys << " does nothing in the story";
+      }
+      if (lab) {
+        EXPECT_NE(l.does, "next chapter");
+        EXPECT_NE(l.does, "show or hide the chapter list");  // the Lab shows no chapter list
+        EXPECT_EQ(l.keys.find("Esc twice"), std::string::npos);  // Esc leaves the Lab
+      }
+    }
+    EXPECT_GE(rows_with_presses, 10);
+    if (lab) {
+      EXPECT_EQ(lines.front().keys, "Space");
+      EXPECT_EQ(lines.front().does, "run / pause");
+    } else {
+      EXPECT_EQ(lines.front().does, "next chapter");
+    }
+  }
+  // Tab changes nothing in the Lab (its chapter list would change unseen).
+  EXPECT_FALSE(lab_action(GLFW_KEY_TAB, 0).has_value());
+  EXPECT_EQ(story_action(GLFW_KEY_TAB, 0), Action::ToggleSidebar);
+}
