@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/lab/context_line.h"
 #include "app/lab/lab.h"
 #include "app/lab/lab_explain.h"
 #include "render/palette.h"
@@ -22,6 +23,7 @@ using trainer::ProbeKind;
 struct Readout {
   int head_step = -1, grad_step = -1, move_step = -1;
   std::string context;
+  bool context_from_start = false;  // the context begins the text
   std::vector<std::pair<std::int64_t, double>> guesses;  // id, probability
   std::int64_t target = -1;
   double target_p = 0;
@@ -48,7 +50,10 @@ Readout collect(const RunState& rs, const LiveRun& run) {
       r.head_step = it->step;
       for (const ProbeValue& p : it->probes) {
         if (p.microbatch > 0) continue;  // the first microbatch's text
-        if (p.kind == ProbeKind::Context) r.context += token_text(run, p.id);
+        if (p.kind == ProbeKind::Context) {
+          if (r.context.empty()) r.context_from_start = p.layer == 0;  // a context probe's layer is its position
+          r.context += token_text(run, p.id);
+        }
         if (p.kind == ProbeKind::NextToken) r.guesses.push_back({p.id, p.value});
         if (p.kind == ProbeKind::Target) r.target = p.id, r.target_p = p.value;
       }
@@ -115,7 +120,12 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
     drawn_.labels.push_back({{x, at.y - drawn * 0.22f}, {x + w, at.y + drawn * 0.75f}});
   };
   auto fit = [&](std::string s, float width, float size) {
-    while (s.size() > 4 && c.text_width(s, size) > width) s.erase(0, 1);  // keep the end of a context
+    // Keep the end (a token's text can be long), cutting whole UTF-8 sequences from the front.
+    while (s.size() > 4 && c.text_width(s, size) > width) {
+      std::size_t n = 1;
+      while (n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) ++n;
+      s.erase(0, n);
+    }
     return s;
   };
   // A note in a column: broken between words onto as many rows as it needs (it ran into the
@@ -163,7 +173,9 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
     if (r.head_step < 0) {
       say_wrapped("not reached yet: step to the last layer", {x, y}, col_w, label * 0.85f, text_faint);
     } else {
-      say(fit("\u2026" + r.context + " \u2192 ?", col_w, label * 0.85f), {x, y}, label * 0.85f, text_dim, Align::Left);
+      const float ctx_size = label * 0.85f;
+      say(context_line(r.context, r.context_from_start, col_w, [&](const std::string& s) { return c.text_width(s, ctx_size); }),
+          {x, y}, ctx_size, text_dim, Align::Left);
       y -= row;
       double most = 1e-9;
       for (const auto& g : r.guesses) most = std::max(most, g.second);
