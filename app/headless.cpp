@@ -117,6 +117,9 @@ HeadlessImage render_headless_lab(const Options& o) {
     fb.bind();
     app.set_frame_ms(-1.0f);
     app.frame(o.width, o.height, 0.0f, 0.0);
+    // A tab asked for (--tab) where the bar cannot show them all slides into view over a few
+    // frames (a third of a second at most): let it arrive, as the window would.
+    for (int i = 0; i < 40 && app.lab().drawn().tabs_settling; ++i) app.frame(o.width, o.height, 0.0f, 0.0);
     if (o.scrub) app.lab().scrub_to(app.run_state(), *o.scrub);  // after a frame: the step is indexed
     app.frame(o.width, o.height, 0.0f, 100.0);
     keep_frame(app, fb, o, img);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // the tab bar's scroll, to say when a chosen tab is in view
 
 namespace onegpu::app {
 
@@ -73,6 +74,7 @@ void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
     ImGui::PopStyleVar();
     ImGui::PopFont();
     if (!open) continue;
+    drawn_.tab_x0 = ImGui::GetItemRectMin().x, drawn_.tab_x1 = ImGui::GetItemRectMax().x;
     if (!tab_pending_) tab_ = t;
     drawn_.tab = kLabTabNames[i];
     // The timeline keeps the wheel for zooming; every other tab scrolls where its content (at
@@ -90,9 +92,15 @@ void Lab::bottom_pane(const RunState& rs, float s, const LabFonts& fonts) {
     if (scrolls) ImGui::EndChild();
     ImGui::EndTabItem();
   }
+  // A tab chosen with the bar too narrow for all of them slides into view over some frames.
+  if (const ImGuiTabBar* tb = ImGui::GetCurrentContext()->CurrentTabBar) {
+    drawn_.tabs_settling = tb->ScrollingAnim != tb->ScrollingTarget;
+    drawn_.tab_bar_x0 = tb->BarRect.Min.x, drawn_.tab_bar_x1 = tb->BarRect.Max.x;
+  }
   ImGui::EndTabBar();
   // SetSelected takes effect on the frame after the tab bar first shows: keep asking until drawn.
   if (tab_pending_ && drawn_.tab == kLabTabNames[(std::size_t)tab_]) tab_pending_ = false;
+  drawn_.tabs_settling = drawn_.tabs_settling || tab_pending_;
 }
 
 bool lab_tab_from(const std::string& name, LabTab& out) {

@@ -85,6 +85,9 @@ struct LabDrawn {
   std::vector<std::int32_t> rank_op;  // op id each rank ran at that moment (-1: none)
   int step = -1;                      // the step shown
   std::string tab;                    // the bottom pane's tab drawn
+  bool tabs_settling = false;         // the tab bar is still scrolling a tab into view (or selecting one)
+  float tab_x0 = 0, tab_x1 = 0;       // the shown tab's own button, window pixels (past the bar: scrolled off)
+  float tab_bar_x0 = 0, tab_bar_x1 = 0;  // the tab bar
   std::vector<std::int64_t> heat;     // experts tab: tokens per [layer * experts + expert]
   std::vector<int> heat_numbered;     // experts tab: the columns numbered over the grid (from 1)
   std::vector<std::int64_t> traffic;  // traffic tab: rows sent [from * world + to]

@@ -123,6 +123,27 @@ TEST(LabPictures, OneRankReadOutsFitASmallWindowWithLargeText) {
   }
 }
 
+// At a projector's text size the tab bar cannot show every tab: the one asked for (--tab, the
+// rightmost here) is scrolled into view in the picture, not left selected off to the right.
+TEST(LabPictures, ATabAskedForIsInViewWhereTheTabsDoNotAllFit) {
+  Options o;
+  o.ui_scale = 2.0f;
+  o.headless = true;
+  o.lab = true;
+  o.lab_args = {"--seq", "16"};
+  o.lab_steps = 1;
+  o.width = 1600;
+  o.height = 900;
+  o.tab = "compare";
+  const HeadlessImage img = render_headless_lab(o);
+  save_png(std::string(ONEGPU_TEST_OUT) + "/lab_tab_compare_x2.png", img.width, img.height, img.rgba);
+  ASSERT_EQ(img.lab.tab, "compare");
+  EXPECT_FALSE(img.lab.tabs_settling);
+  ASSERT_LT(img.lab.tab_bar_x0, img.lab.tab_bar_x1);
+  EXPECT_GE(img.lab.tab_x0, img.lab.tab_bar_x0 - 0.5f);
+  EXPECT_LE(img.lab.tab_x1, img.lab.tab_bar_x1 + 0.5f) << "the Compare tab is past the bar's end";
+}
+
 TEST(LabPictures, Pp2Dp2Ep2AfterTwoSteps) {
   const HeadlessImage img =
       lab_shot("pp2_dp2_ep2", {"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}, 2, 0);
