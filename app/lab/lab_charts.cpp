@@ -68,7 +68,8 @@ int step_chart(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* title, const std:
   for (const Series& se : series) {
     double last = NAN;
     for (auto it = h.rbegin(); it != h.rend() && !std::isfinite(last); ++it) last = se.value(*it);
-    const std::string t = std::string(se.name) + (std::isfinite(last) ? " " + num(last) : "");
+    std::string t = se.name;  // appended, not " " + num(): GCC 12 warns falsely (-Wrestrict) on that
+    if (std::isfinite(last)) t.append(" ").append(num(last));
     if (!t.empty()) legend(t, se.colour);
   }
   const ImVec2 pa{left, y + fs * 1.3f};
