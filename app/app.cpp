@@ -88,6 +88,8 @@ void edge_panel_border() {
 // were; they take no more than a share of the window (more text, or a small window), so the
 // picture keeps most of its room, and what they hold is scaled to fit the room they get.
 constexpr float kSideW = 290.0f, kCaptionH = 168.0f;
+constexpr const char* kLabListLine = "    Lab: split, step, watch  (L)";
+constexpr const char* kListSubtitle = "how big models train on many GPUs";
 constexpr float kSideShare = 0.24f, kCaptionShare = 0.28f;
 float side_width(float W, float s) {
   return std::round(std::min(kSideW * s, std::max(kSideShare * W, 200.0f)));
@@ -586,6 +588,20 @@ void App::draw_help() {
 }
 
 // The chapter list on the left (Tab hides it): the parts, every chapter, and the Lab.
+// The chapter list's widest line at full text size (the body font), for the list's width and
+// its text scale.
+float App::widest_list_line() const {
+  const auto& chapters = story();
+  auto w = [&](const char* t) { return body_font_->CalcTextSizeA(body_font_->FontSize, FLT_MAX, 0.0f, t).x; };
+  float widest = w(kLabListLine);  // the subtitle wraps
+  char label[160];
+  for (int i = 0; i < static_cast<int>(chapters.size()); ++i) {
+    std::snprintf(label, sizeof label, "%2d  %s", i + 1, std::string(chapters[i].title).c_str());
+    widest = std::max(widest, w(label));
+  }
+  return widest;
+}
+
 void App::draw_chapter_list(float side_w, float height) {
   const auto& chapters = story();
   const float s = nav_.ui_scale();
@@ -593,12 +609,37 @@ void App::draw_chapter_list(float side_w, float height) {
   ImGui::SetNextWindowSize({side_w, height});
   ImGui::Begin("##chapters", nullptr, kEdgePanel);
   edge_panel_border();
-  ImGui::SetWindowFontScale(std::min(1.0f, side_w / std::round(kSideW * s)));  // narrower than asked: smaller
+  // Narrower than asked (a small window, large text): smaller text, to half size at most, so
+  // the longest title fits beside the padding and the scrollbar (which keep the style's size);
+  // a title still too wide goes on two lines rather than being cut off.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float room = side_w - 2.0f * st.WindowPadding.x - st.ScrollbarSize;
+  ImGui::SetWindowFontScale(std::clamp(room / std::max(1.0f, widest_list_line()), 0.5f, 1.0f));
+  auto fitted = [&](const std::string& line) {
+    std::string out, row;
+    std::size_t i = 0;
+    while (i < line.size()) {
+      std::size_t j = line.find(' ', i + 1);
+      if (j == std::string::npos) j = line.size();
+      const std::string word = line.substr(i, j - i);  // with its space in front
+      const bool blank = word.find_first_not_of(' ') == std::string::npos;
+      if (!blank && row.find_first_not_of(' ') != std::string::npos && ImGui::CalcTextSize((row + word).c_str()).x > room) {
+        out += row + "\n";
+        row = "    " + word.substr(word.find_first_not_of(' '));  // under the title, not its number
+      } else {
+        row += word;
+      }
+      i = j;
+    }
+    return out + row;
+  };
   ImGui::PushFont(title_font_);
   ImGui::TextUnformatted("onegpu");
   ImGui::PopFont();
   ImGui::PushFont(small_font_);
-  ImGui::TextDisabled("how big models train on many GPUs");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", kListSubtitle);
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
   ImGui::Spacing();
   std::string_view part;
@@ -612,8 +653,8 @@ void App::draw_chapter_list(float side_w, float height) {
       ImGui::PopFont();
     }
     char label[160];
-    std::snprintf(label, sizeof label, "%2d  %s##%d", i + 1, std::string(c.title).c_str(), i);
-    if (ImGui::Selectable(label, i == nav_.index())) {
+    std::snprintf(label, sizeof label, "%2d  %s", i + 1, std::string(c.title).c_str());
+    if (ImGui::Selectable((fitted(label) + "##" + std::to_string(i)).c_str(), i == nav_.index())) {
       nav_.go_to(i);
     }
     // A chapter just opened is brought into view, and the list left where it is when it shows.
@@ -626,7 +667,7 @@ void App::draw_chapter_list(float side_w, float height) {
   ImGui::PushFont(small_font_);
   ImGui::TextColored(im(render::palette::forward), "%s", "Your own run");
   ImGui::PopFont();
-  if (ImGui::Selectable("    Lab: split, step, watch  (L)", false)) nav_.set_lab(true);
+  if (ImGui::Selectable((fitted(kLabListLine) + "##lab").c_str(), false)) nav_.set_lab(true);
   ImGui::End();
 }
 
@@ -679,19 +720,40 @@ void App::draw_progress_dots(float cs) {
 // The caption panel: the chapter's place and progress dots, its title and caption, and its
 // button, all at the caption's own scale cs: the text scale, or less when the caption would not
 // fit in the room the panel may take.
+// The caption's text scale goes no lower than this.
+float App::caption_floor(float s) { return std::min(0.5f * s, 1.0f); }
+
+// The title goes under the first row (the list button and the dots), which starts at the
+// window's padding: that padding and the spacing are the style's (scale s), not the caption's
+// shrunk cs, so at a large s in a small window a fixed 34 cs put the title over the row.
+float App::caption_title_y(float cs) const {
+  const float s = nav_.ui_scale();
+  return std::max(34.0f * cs, ImGui::GetStyle().WindowPadding.y + small_font_->FontSize * cs / s + 2.0f * cs + 4.0f * cs);
+}
+
+// The height the caption's words take at text scale cs in a panel cap_w wide.
+float App::caption_needs(float cap_w, float cs) const {
+  const float s = nav_.ui_scale();
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const ChapterInfo& info = story()[nav_.index()];
+  const float button_w = info.action.empty() ? 0.0f : std::min(250.0f * cs, 0.4f * cap_w);
+  const float wrap_w = std::max(50.0f, cap_w - button_w - 24.0f * cs - st.WindowPadding.x);
+  const ImVec2 text = body_font_->CalcTextSizeA(body_font_->FontSize * cs / s, FLT_MAX, wrap_w, std::string(info.caption).c_str());
+  const float below_button = info.action.empty() ? 0.0f : 116.0f * cs + small_font_->FontSize * cs / s + 8.0f * cs;
+  return std::max(caption_title_y(cs) + title_font_->FontSize * cs / s + st.ItemSpacing.y + text.y + 10.0f * cs, below_button);
+}
+
 void App::draw_caption(float x, float y, float cap_w, float caption_h, double now) {
   const float s = nav_.ui_scale();
   const ChapterInfo& info = story()[nav_.index()];
   const std::string caption(info.caption);
-  auto caption_needs = [&](float cs) {
-    const float button_w = info.action.empty() ? 0.0f : std::min(250.0f * cs, 0.4f * cap_w);
-    const float wrap_w = std::max(50.0f, cap_w - button_w - 40.0f * cs);
-    const ImVec2 text = body_font_->CalcTextSizeA(body_font_->FontSize * cs / s, FLT_MAX, wrap_w, caption.c_str());
-    const float below_button = info.action.empty() ? 0.0f : 116.0f * cs + small_font_->FontSize * cs / s + 8.0f * cs;
-    return std::max(34.0f * cs + title_font_->FontSize * cs / s + 6.0f * cs + text.y + 10.0f * cs, below_button);
-  };
+  auto title_y = [&](float cs) { return caption_title_y(cs); };
+  auto caption_needs = [&](float cs) { return App::caption_needs(cap_w, cs); };
   float cs = s;
-  for (int i = 0; i < 12 && caption_needs(cs) > caption_h && cs > 0.5f * s; ++i) cs *= 0.94f;
+  // Smaller until it fits, down to half the asked scale or to scale 1 where that is smaller
+  // (a projector's large text in a small window: the caption's last line was cut off).
+  const float floor_cs = caption_floor(s);
+  for (int i = 0; i < 24 && caption_needs(cs) > caption_h && cs * 0.94f >= floor_cs; ++i) cs *= 0.94f;
   ImGui::SetNextWindowPos({x, y});
   ImGui::SetNextWindowSize({cap_w, caption_h});
   ImGui::Begin("##caption", nullptr, kEdgePanel | ImGuiWindowFlags_NoScrollbar);
@@ -706,7 +768,10 @@ void App::draw_caption(float x, float y, float cap_w, float caption_h, double no
     ImGui::SameLine();
     draw_progress_dots(cs);
     const ImVec2 win = ImGui::GetWindowPos();
-    ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + 34.0f * cs});
+    const float row_bottom = ImGui::GetItemRectMax().y - win.y;  // the last dot's
+    const float title_top = std::max(title_y(cs), row_bottom + 4.0f * cs);
+    ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + title_top});
+    caption_drawn_ = {win.y + row_bottom, win.y + title_top, 0.0f, win.y + ImGui::GetWindowHeight()};
     ImGui::PushFont(title_font_);
     ImGui::TextUnformatted(std::string(info.title).c_str());
     ImGui::PopFont();
@@ -715,6 +780,7 @@ void App::draw_caption(float x, float y, float cap_w, float caption_h, double no
     float button_w = button ? std::min(250.0f * cs, 0.4f * cap_w) : 0.0f;
     ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - button_w - 24.0f * cs);
     ImGui::TextUnformatted(caption.c_str());
+    caption_drawn_.text_bottom = ImGui::GetItemRectMax().y;
     ImGui::PopTextWrapPos();
     if (button) {
       ImGui::SetCursorScreenPos({win.x + ImGui::GetWindowWidth() - button_w - 16.0f * cs, win.y + 70.0f * cs});
@@ -735,7 +801,10 @@ void App::draw_panels(int fb_w, int fb_h, double now) {
   const float W = static_cast<float>(fb_w), H = static_cast<float>(fb_h);
   const float status_h = status_height(H, s);
   const float side_w = nav_.sidebar_open() ? side_width(W, s) : 0.0f;
-  const float caption_h = caption_room(H, s);
+  // Taller than its share where the words at their smallest still need it (large text in a
+  // small window), up to 36% of the window.
+  float caption_h = caption_room(H, s);
+  caption_h = std::max(caption_h, std::min(std::ceil(caption_needs(W - side_w, caption_floor(s))), 0.36f * H));
   if (side_w > 0) draw_chapter_list(side_w, H - status_h);
   draw_caption(side_w, H - status_h - caption_h, W - side_w, caption_h, now);
   draw_status(W, H, status_h);

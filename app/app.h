@@ -35,6 +35,11 @@ class App {
   void frame(int fb_w, int fb_h, float dt, double now);
 
   Navigator& nav() { return nav_; }
+  // Where the last frame's caption put its parts (window pixels, y down), for the tests.
+  struct CaptionDrawn {
+    float row_bottom = 0, title_top = 0, text_bottom = 0, panel_bottom = 0;
+  };
+  const CaptionDrawn& caption_drawn() const { return caption_drawn_; }
   // The current chapter's button, pressed (by a click, Enter, or a test): starts what it
   // names and lets a chapter that waits for it run on. False when the chapter has no button
   // on screen now.
@@ -93,6 +98,10 @@ class App {
   void rebuild_fonts();
   void draw_panels(int fb_w, int fb_h, double now);  // the four below, laid out
   void draw_chapter_list(float side_w, float height);
+  float widest_list_line() const;
+  static float caption_floor(float s);
+  float caption_title_y(float cs) const;
+  float caption_needs(float cap_w, float cs) const;
   void draw_progress_dots(float cs);
   void draw_caption(float x, float y, float cap_w, float caption_h, double now);
   void draw_status(float W, float H, float status_h);
@@ -122,6 +131,7 @@ class App {
   int last_index_ = -1;
   std::string gl_;
   float frame_ms_ = 0.0f;
+  CaptionDrawn caption_drawn_;
   float help_fit_ = 1.0f;  // the key list's text scale that fits the window (draw_help)
   bool help_refit_ = false;  // draw_help changed help_fit_: one more frame draws it
   float density_ = 1.0f;

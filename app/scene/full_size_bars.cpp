@@ -268,12 +268,18 @@ FullSizeBars::Layout flow(const Canvas& c, Canvas* out, const Rect& area, const 
     }
   };
   if (!l.stacked) gpu_lines();
+  // Stacked, and a name with its total too wide for the panel (large text in a narrow panel):
+  // the total gets a line of its own, right-aligned, between the name and the bar.
+  float widest_total = 0;
+  for (const std::string& t : totals) widest_total = std::max(widest_total, c.text_width(t, small));
+  const bool total_below = l.stacked && p.x0() + name_w + 0.03f * W + widest_total > p.right();
   for (int i = 0; i < FullSizeBars::kRows; ++i) {
     const trainer::RankFootprint& r = FullSizeBars::row(f, i);
-    float base = 0;
+    float base = 0, total_base = 0;
     if (l.stacked) {
       base = p.last() - line_pitch(p.ts(i == 0 ? small : 0.0f), p.ts(body));
-      const float top = base - c.font().descent() * p.ts(body) - 0.1f * p.ts(small);
+      total_base = total_below ? base - line_pitch(p.ts(body), p.ts(small)) : base;
+      const float top = total_base - c.font().descent() * p.ts(total_below ? small : body) - 0.1f * p.ts(small);
       l.bars[i] = {{l.zero_x, top - 0.5f * p.ts(small)}, {l.max_x, top}};
       p.ended(l.bars[i].min.y - 0.15f * p.ts(small), 0.0f);
     } else {
@@ -292,7 +298,8 @@ FullSizeBars::Layout flow(const Canvas& c, Canvas* out, const Rect& area, const 
     }
     const glm::vec4 total_col = p.A(fits_none[i] ? palette::backward : palette::text);
     if (l.stacked) {
-      out->text(totals[i], {p.x0() + name_w + 0.03f * W, base}, small, total_col, Align::Left);
+      if (total_below) out->text(totals[i], {p.right(), total_base}, small, total_col, Align::Right);
+      else out->text(totals[i], {p.x0() + name_w + 0.03f * W, base}, small, total_col, Align::Left);
       continue;
     }
     // On a dark patch: the GPUs' lines run behind it.
@@ -333,6 +340,7 @@ FullSizeBars::Layout flow(const Canvas& c, Canvas* out, const Rect& area, const 
   // One step's time and traffic, as much as there is room for.
   const StepText st = step_text(f);
   using Detail = FullSizeBars::Detail;
+  if (detail == Detail::Bare) return done(l, p);  // too little room even for the pointer (large text, small window)
   if (detail == Detail::Pointer) return p.paragraph(st.pointer_step, kStep, small, palette::text_dim), done(l, p);
   p.lines(detail == Detail::Full ? st.step : st.step_short, kStep, kLineGap, small, palette::text_dim);
   if (detail == Detail::StepOnly) p.paragraph(st.pointer, kTraffic, small, palette::text_dim);
@@ -345,7 +353,7 @@ FullSizeBars::Layout flow(const Canvas& c, Canvas* out, const Rect& area, const 
 FullSizeBars::Layout FullSizeBars::layout(const Canvas& c, const Rect& area, const Rect& room,
                                           const trainer::ShareFigures& f, const std::string& share) {
   Layout l;
-  for (Detail d : {Detail::Full, Detail::Short, Detail::StepOnly, Detail::Pointer}) {
+  for (Detail d : {Detail::Full, Detail::Short, Detail::StepOnly, Detail::Pointer, Detail::Bare}) {
     l = flow(c, nullptr, area, room, f, share, d, 1.0f, 0.0f);
     if (l.fits) return l;
   }

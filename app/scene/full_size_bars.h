@@ -23,7 +23,7 @@ struct FullSizeBars {
   static constexpr int kRows = 5;  // zero 0..3, then ZeRO-3 with recomputation
   // How much of the step's time and traffic the panel tells, from all of it down to a line
   // that says where to find it: the first that fits is drawn.
-  enum class Detail { Full, Short, StepOnly, Pointer };
+  enum class Detail { Full, Short, StepOnly, Pointer, Bare };  // Bare: no step line at all
   // Where the panel's parts sit (world units).
   struct Layout {
     render::Rect area;            // the panel's box

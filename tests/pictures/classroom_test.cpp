@@ -31,10 +31,12 @@ struct Stage {
   render::HeadlessContext ctx;
   ImGuiContext* imgui;
   std::unique_ptr<App> app;
-  render::Framebuffer fb{W, H};
+  int w, h;
+  render::Framebuffer fb;
   double now = 0.0;
 
-  Stage(const char* id, bool ui) : imgui(ui ? ImGui::CreateContext() : nullptr) {
+  Stage(const char* id, bool ui, int width = W, int height = H)
+      : imgui(ui ? ImGui::CreateContext() : nullptr), w(width), h(height), fb(width, height) {
     Options o;
     app = std::make_unique<App>(find_assets(o), ui, true, 1.0f, find_chapter(id));
     app->set_frame_ms(-1.0f);
@@ -48,7 +50,7 @@ struct Stage {
   std::vector<std::uint8_t> run(float seconds) {
     for (float t = 0; t < seconds; t += 0.1f) {
       now += 0.1;
-      app->frame(W, H, 0.1f, now);
+      app->frame(w, h, 0.1f, now);
     }
     return fb.read_rgba();
   }
@@ -176,6 +178,27 @@ TEST(Classroom, ReducedMotionOpensChaptersFinished) {
 // The key list (F1) opened at a projector's text scale: in front of every panel (ImGui creates
 // a window that never comes to the front behind all others), inside the window, and its text
 // small enough that nothing is cut off.
+// A projector's large text in a small window: the chapter list's titles are whole (the list
+// widens, its text shrinks no further than half), the caption's title sits under its first row
+// (the list button and the dots) and its text ends inside the panel.
+TEST(Classroom, PanelsStayWholeAtAProjectorsTextScaleInASmallWindow) {
+  for (const char* id : {"one-of-512", "gradients", "copies"}) {
+    SCOPED_TRACE(id);
+    Stage s(id, true, 1024, 640);
+    for (int i = 0; i < 6; ++i) s.app->nav().apply(Action::ScaleUp, s.now);  // 1.15^6: text x2.3
+    s.run(0.3f);
+    ImGuiWindow* list = ImGui::FindWindowByName("##chapters");
+    ASSERT_NE(list, nullptr);
+    ASSERT_TRUE(list->Active);
+    EXPECT_LE(list->ContentSizeIdeal.x, list->WorkRect.GetWidth() + 0.5f) << "a chapter title is cut off";
+    EXPECT_LT(list->Size.x, 0.35f * 1024.0f) << "the list takes more than a third of the window";
+    const App::CaptionDrawn& cap = s.app->caption_drawn();
+    EXPECT_GE(cap.title_top, cap.row_bottom) << "the title runs over the list button and the dots";
+    EXPECT_GT(cap.text_bottom, cap.title_top);
+    EXPECT_LE(cap.text_bottom, cap.panel_bottom) << "the caption's last line is cut off";
+  }
+}
+
 TEST(Classroom, KeyListIsInFrontAndFitsAtAProjectorsTextScale) {
   Stage s("gpu", true);
   s.run(0.2f);
