@@ -17,6 +17,7 @@
 
 #include "app/app.h"
 #include "app/ui/input_queue.h"
+#include "app/ui/press_after_move.h"
 #include "app/ui/key_commands.h"
 #include "app/ui/frame_pacer.h"
 #include "app/ui/redraw.h"
@@ -174,6 +175,7 @@ int run_window(const Options& o, int chapter_index) {
     // Draw on demand (see app/ui/redraw.h); --frames N draws every frame so that it ends.
     RedrawPolicy redraw;
     FramePacer pacer;  // the pace between frames drawn back to back
+    PressAfterMove press_after_move;  // a click where the pointer just moved: a frame later
     bool animating = true, busy = false;
     for (int frame = 0; !glfwWindowShouldClose(win) && !app.nav().quit();) {
       const double wait = o.frames > 0 ? 0.0 : redraw.wait_seconds(animating, busy, seconds() - last);
@@ -204,6 +206,11 @@ int run_window(const Options& o, int chapter_index) {
         continue;
       }
       ImGui_ImplGlfw_NewFrame();
+      if (ImGui::GetCurrentContext()) {
+        ImGuiIO& io = ImGui::GetIO();
+        press_after_move.filter(io.MousePos.x, io.MousePos.y, io.MouseDown);
+        if (press_after_move.holding()) input_queue().touch();  // the held press is owed its frame
+      }
       auto f0 = std::chrono::steady_clock::now();
       app.frame(fw, fh, dt, now);
       bool last_frame = o.frames > 0 && frame + 1 >= o.frames;

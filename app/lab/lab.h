@@ -96,6 +96,7 @@ struct LabDrawn {
   bool compared = false;              // compare tab: both steps drawn
   double compare_loss[2] = {0, 0}, compare_bubble[2] = {0, 0}, compare_end[2] = {0, 0};
   int compare_lanes[2] = {0, 0};
+  bool compare_first_step_note = false;  // the compared step is the run's first: its times warned of
   // compare tab: the Branch button's box and the pane's right edge (window pixels, y down)
   render::Rect compare_branch{};
   float compare_right = 0;

@@ -184,6 +184,12 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   if (a->step == 0) words_dim("· both began from the seed's initial weights");
   else if (before && before == branch_->weights_before) words_dim("· both began from weights equal bit for bit");
   else if (before) words_dim("· the weights they began from differ in rounding (the earlier steps ran under each split)");
+  // A run's first step pays once for memory touched for the first time and pools filled, and the
+  // branch re-runs it in a warmed-up process: its times say little about the two splits.
+  drawn_.compare_first_step_note = a->step == 0;
+  if (a->step == 0)
+    words_coloured(ImVec4{render::palette::forward.r, render::palette::forward.g, render::palette::forward.b, 1.0f}, "%s",
+                   "Step 1 carries one-time costs (memory touched for the first time): compare times on a later step.");
   ImGui::PopFont();
 
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -295,6 +295,7 @@ TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
   EXPECT_NE(d.compare_bubble[0], d.compare_bubble[1]) << "two schedules, two timelines";
   EXPECT_EQ(d.compare_lanes[0], 2);
   EXPECT_EQ(d.compare_lanes[1], 2);
+  EXPECT_FALSE(d.compare_first_step_note) << "step 2 is not the run's first";
   // One time scale: the longer step reaches further right.
   EXPECT_EQ(d.compare_end[0] < d.compare_end[1], d.compare_x1[0] < d.compare_x1[1]);
   const RunStep* a = t.app->run_state().find(1);
@@ -303,6 +304,15 @@ TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
   ASSERT_FALSE(a->memory.empty());
   ASSERT_FALSE(b->memory.empty());
   EXPECT_LT(a->memory[0].peak[3], b->memory[0].peak[3]) << "1F1B's first stage holds fewer microbatches' activations";
+  // Branching the run's first step: its times carry one-time costs, and the pane says so.
+  jr.branch(lab_train_args(other), 0);
+  t.settle();
+  ASSERT_TRUE(jr.status().error.empty()) << jr.status().error;
+  t.app->drain_events();
+  t.frame();
+  t.frame("lab_compare_first_step");
+  EXPECT_TRUE(t.app->lab().drawn().compared);
+  EXPECT_TRUE(t.app->lab().drawn().compare_first_step_note);
   EXPECT_GT(count(px, 360, 480, 1290, 880, fills::amber), 2000) << "both timelines' forwards";
   EXPECT_GT(count(px, 360, 480, 1290, 880, fills::pink), 2000) << "and backwards";
 }
