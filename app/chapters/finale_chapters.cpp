@@ -263,9 +263,19 @@ void AgainChapter::draw(const SceneFrame& f, const Camera& cam) {
   const float s = 15.0f * f.ui_scale;
   glm::vec2 at{f.viewport.x - 2.0f * s, f.viewport.y - 3.2f * s};
   const int step = n >= 1 ? ms[n - 1].step : 0;
-  f.screen.text("step " + with_commas(step), at, 2.2f * s, palette::text, Align::Right);
+  const std::string count = "step " + with_commas(step), label = "of the story model, trained here";
   const float under = std::max(1.3f * s, 0.3f * f.screen.text_size(2.2f * s) + f.screen.text_size(s));
-  f.screen.text("of the story model, trained here", at - glm::vec2(0.0f, under), s, palette::text_dim, Align::Right);
+  // Where the field reaches under the count (a small window, large text): a badge, as chapter
+  // 1's count has, so the words are not read across the chips.
+  {
+    const float w = std::max(f.screen.text_width(count, 2.2f * s), f.screen.text_width(label, s)), pad = 0.5f * s;
+    const Rect box{{at.x - w - pad, at.y - under - 0.45f * f.screen.text_size(s) - pad}, {at.x + pad, at.y + 1.9f * s + pad}};
+    const Rect words{box.min + glm::vec2(pad), box.max - glm::vec2(pad)};  // the words themselves, not the badge's margin
+    if (gpu_count_covers_field(cam, layout_.bounds(), f.viewport, words))
+      f.screen.box(box, palette::background, 0.4f * s, palette::chip_edge, std::max(1.0f, 0.08f * s));
+  }
+  f.screen.text(count, at, 2.2f * s, palette::text, Align::Right);
+  f.screen.text(label, at - glm::vec2(0.0f, under), s, palette::text_dim, Align::Right);
 
   // The writing, a line per tenfold.
   c.set_layer(2);

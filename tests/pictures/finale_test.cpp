@@ -10,6 +10,8 @@
 #include "app/chapters/finale_chapters.h"
 #include "app/assets.h"
 #include "app/headless.h"
+#include "app/options.h"
+#include "app/png_file.h"
 #include "app/run/field_plan.h"
 #include "app/run/model_memory.h"
 #include "app/run/story_run.h"
@@ -227,4 +229,29 @@ TEST(Finale, OneOf512ShowsTheFullSizeShareModelledBesideTheMeasuredOne) {
     // Past the bar's end (and its label's dark patch): no sand.
     EXPECT_FALSE(sand(pixel(img, {FullSizeBars::x_of(lay, double(r.total()) * 1.02), y}))) << "row " << i;
   }
+}
+
+// A projector's text in a small window: chapter 28's step count reaches over the field, and a
+// badge keeps the chips from showing through its words (as chapter 1's count does); at the
+// usual size the count stands beside the field with no badge.
+TEST(Finale, AgainsStepCountGetsABadgeWhereItReachesOverTheField) {
+  auto chip_pixels = [](const HeadlessImage& img, int x0, int y0, int x1, int y1) {
+    Image im{img.width, img.height, &img.rgba};
+    int n = 0;
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        const Rgb c = im.at(x, y);
+        n += c.b > 150 && c.b > c.r + 40;  // the field's lavender chips (the words are grey or white)
+      }
+    return n;
+  };
+  Options o;
+  o.headless = true;
+  o.width = 1024;
+  o.height = 640;
+  o.ui_scale = 1.6f;
+  const HeadlessImage small = render_headless(o, find_chapter("again"));
+  save_png(std::string(ONEGPU_TEST_OUT) + "/again_1024x640_x16.png", small.width, small.height, small.rgba);
+  // Inside the count's words, right of the list: no chip shows through.
+  EXPECT_EQ(chip_pixels(small, 700, 30, 960, 110), 0);
 }
