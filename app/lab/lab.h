@@ -79,6 +79,7 @@ struct LabDrawn {
   glm::vec2 ranks_viewport{0};
   std::vector<render::Rect> labels;  // the ranks view's words, viewport pixels (y up)
   std::vector<render::Rect> chips;   // the ranks view's chips (drawn as chips, not field cells), same pixels
+  bool message_in_view = false;  // the Files section's last message (written, or why not) in the panel's view
   bool by_hand_in_view = false;  // the side panel's BY HAND section in view (drawn paused): whole, or from its heading down
   std::vector<std::string> readout_columns;  // one rank by hand: the read-outs beside the chip ("head", "gradients", "update")
   double playhead = 0;                // the moment the ranks view showed
@@ -139,7 +140,9 @@ class Lab {
   void scrub_to(const RunState& rs, double fraction);
   const ReplayCursor& cursor() const { return replay_; }
   // True while a replay plays: a window that draws only on demand must keep drawing.
-  bool animating() const { return replay_.playing; }
+  // Frames are owed while a replay plays, and for the frames a new Files message takes to be
+  // drawn and scrolled into view (an idle window would otherwise stop before it shows).
+  bool animating() const { return replay_.playing || message_scrolled_ != message_serial_ || scroll_frames_ > 0; }
   void select_rank(int r) { sel_rank_ = r; }
   void set_tab(LabTab t) { tab_ = t, tab_pending_ = true; }
   // Compare (lab_compare.cpp): the run state of the last branch, and what it branched from.
@@ -151,7 +154,7 @@ class Lab {
   std::string take_open_request();
   std::string take_png_request();
   void request_png(const std::string& path);
-  void set_message(std::string m, bool error) { message_ = std::move(m), message_error_ = error; }
+  void set_message(std::string m, bool error) { message_ = std::move(m), message_error_ = error, ++message_serial_; }
   const std::string& message() const { return message_; }
 
   // The step the views show (the latest unless the user picked one), and the playhead on it.
@@ -224,6 +227,8 @@ class Lab {
   char export_base_[256] = "onegpu-lab";
   std::string open_request_, png_request_, message_;
   bool message_error_ = false;
+  int message_serial_ = 0, message_scrolled_ = 0;  // a new message is scrolled into view once
+  mutable int scroll_frames_ = 0;  // frames still owed to a scroll asked for (SetScrollY shows next frame)
   std::uint64_t seen_generation_ = 0;
   std::string viewing_;  // the file of a recorded run on screen ("" for the live run)
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for

@@ -24,6 +24,7 @@ std::string Lab::take_png_request() { return std::exchange(png_request_, std::st
 void Lab::request_png(const std::string& path) { png_request_ = path; }
 
 void Lab::files_panel(const RunState& rs, const LabFonts& fonts) {
+  if (scroll_frames_ > 0) --scroll_frames_;
   ImGui::Spacing();
   ImGui::PushFont(fonts.small);
   ImGui::TextColored(im(render::palette::forward), "%s", "FILES");
@@ -61,10 +62,24 @@ void Lab::files_panel(const RunState& rs, const LabFonts& fonts) {
     }
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("one JSON object a line: each step, each op of the steps kept");
+  drawn_.message_in_view = false;
   if (!message_.empty()) {
     ImGui::PushFont(fonts.small);
+    const float top = ImGui::GetCursorScreenPos().y;
     words_in(im(message_error_ ? render::palette::backward : render::palette::text_dim), message_.c_str());
     ImGui::PopFont();
+    // The section can lie below the panel's fold (a small window, large text): a new message
+    // (a file written, or why one was not) is scrolled into view once, or a press on Open
+    // seemed to do nothing.
+    const float bottom = ImGui::GetCursorScreenPos().y;
+    const float win_top = ImGui::GetWindowPos().y, win_bottom = win_top + ImGui::GetWindowHeight();
+    drawn_.message_in_view = top >= win_top - 0.5f && bottom <= win_bottom + 0.5f;
+    if (message_scrolled_ != message_serial_ && !drawn_.message_in_view) {
+      scroll_frames_ = 2;
+      const float pad = ImGui::GetStyle().WindowPadding.y;
+      ImGui::SetScrollY(ImGui::GetScrollY() + (bottom > win_bottom ? bottom - win_bottom + pad : top - win_top - pad));
+    }
+    message_scrolled_ = message_serial_;
   }
 }
 

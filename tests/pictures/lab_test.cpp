@@ -346,5 +346,34 @@ TEST(LabPictures, ByHandSectionComesIntoViewWhenAPressMovesTheRun) {
   ImGui::DestroyContext(imgui);
 }
 
+// The Files section lies below the panel's fold in a small window: a press on Open (or PNG,
+// trace, JSONL) whose answer is a line under the buttons scrolls that line into view once, or
+// the press seemed to do nothing (a trace that could not be read said so out of sight).
+TEST(LabPictures, AFilesMessageComesIntoView) {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  {
+    auto app = std::make_unique<App>(find_assets(Options{}), true, true, 1.0f, 0);
+    app->nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
+    jr.wait_idle([&] { app->drain_events(); });
+    render::Framebuffer fb(1024, 600);
+    fb.bind();
+    app->set_frame_ms(-1.0f);
+    auto frames = [&](int n) {
+      for (int i = 0; i < n; ++i) app->frame(1024, 600, 0.0f, 0.1 * i);
+    };
+    frames(2);
+    app->lab().set_message("cannot read trace /nowhere/run.json", true);
+    frames(1);
+    EXPECT_FALSE(app->lab().drawn().message_in_view) << "in 1024x600 the Files section starts below the fold";
+    frames(2);  // the message seen, then the panel scrolled
+    EXPECT_TRUE(app->lab().drawn().message_in_view);
+    app.reset();
+  }
+  ImGui::DestroyContext(imgui);
+}
+
 }  // namespace
 }  // namespace onegpu::app
