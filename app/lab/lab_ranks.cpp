@@ -240,12 +240,10 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
   c.set_layer(3);
   // Where rows are lower than a line of text, every k-th stage is named (stage 1 always).
   const int every = std::max(1, (int)std::ceil(c.text_size(label) * 1.1f / cell));
+  // Each stage's layers as ranges: "layer 4" alone, "layers 1–2", or an interleaved stage's
+  // chunks apart ("layers 1, 3": one range over them named layers it does not hold).
+  std::vector<std::string> layer_names((std::size_t)pp);
   for (int st = 0; st < pp; ++st) {
-    const float cy = gy + cell * ((float)st + 0.5f);
-    if (st % every == 0)
-      say("stage " + std::to_string(st + 1), {label * 0.8f, cy + label * 0.15f}, label, text, Align::Left);
-    // The stage's layers as ranges: "layer 4" alone, "layers 1–2", or an interleaved stage's
-    // chunks apart ("layers 1, 3": one range over them named layers it does not hold).
     std::vector<std::pair<int, int>> held;  // [first, end) by chunk, merged where adjacent
     for (int ch : L.chunks_of_stage(st)) {
       if (!held.empty() && held.back().second == L.first_layer(ch))
@@ -259,9 +257,25 @@ void Lab::ranks(render::Canvas& c, glm::vec2 vp, const RunState& rs, float s) {
       names += (names.empty() ? "" : ", ") + std::to_string(a + 1) + (b > a + 1 ? "\u2013" + std::to_string(b) : "");
       count += b - a;
     }
-    if (count > 0 && label * 2.4f < cell)
-      say((count == 1 ? "layer " : "layers ") + names, {label * 0.8f, cy - label * 1.05f}, label * 0.8f, text_dim,
-          Align::Left);
+    if (count > 0) layer_names[(std::size_t)st] = (count == 1 ? "layer " : "layers ") + names;
+  }
+  const bool layers_named = label * 2.4f < cell;
+  // The names stand just left of the grid where they fit there (a centred grid in a wide view
+  // left them far off at the view's left edge), else at that edge.
+  float names_w = 0;
+  for (int st = 0; st < pp; ++st) {
+    if (st % every == 0) names_w = std::max(names_w, c.text_width("stage " + std::to_string(st + 1), label));
+    if (layers_named) names_w = std::max(names_w, c.text_width(layer_names[(std::size_t)st], label * 0.8f));
+  }
+  const bool beside = gx - 0.6f * label - names_w >= label * 0.8f;
+  const float name_x = beside ? gx - 0.6f * label : label * 0.8f;
+  const Align name_align = beside ? Align::Right : Align::Left;
+  for (int st = 0; st < pp; ++st) {
+    const float cy = gy + cell * ((float)st + 0.5f);
+    if (st % every == 0)
+      say("stage " + std::to_string(st + 1), {name_x, cy + label * 0.15f}, label, text, name_align);
+    if (layers_named && !layer_names[(std::size_t)st].empty())
+      say(layer_names[(std::size_t)st], {name_x, cy - label * 1.05f}, label * 0.8f, text_dim, name_align);
     if (ep > 1 && dp / ep <= 16 && chips) {
       for (int g = 0; g < dp / ep; ++g) {
         const float xa = gx + cell * (float)(g * ep) + cell * 0.12f, xb = gx + cell * (float)((g + 1) * ep) - cell * 0.12f;
