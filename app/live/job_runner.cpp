@@ -59,6 +59,7 @@ struct JobRunner::Live {
   std::shared_ptr<trainer::BpeTokenizer> tok;
   std::unique_ptr<trainer::TokenDataset> data;
   std::unique_ptr<trainer::TokenDataset> heldout;  // the Lab's held-out chart
+  std::unique_ptr<trainer::HeldoutModel> heldout_model;  // evaluates it, kept for the run's model
   std::unique_ptr<trainer::ParallelTrainer> trainer;
   std::shared_ptr<LiveRun> info;
   std::int64_t step_wall_begin = 0;
@@ -451,6 +452,7 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
     }
   }
   L.trainer.reset();
+  L.heldout_model.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_.in_step = false;
@@ -654,7 +656,10 @@ void JobRunner::finish_step(bool by_hand) {
       Event h = base;
       h.kind = EventKind::Probe;
       h.detail = (std::uint8_t)trainer::ProbeKind::HeldOutLoss;
-      h.value = trainer::heldout_loss(L.trainer->model_config(), L.trainer->master_weights(), *L.heldout, 16);
+      if (!L.heldout_model || L.heldout_model->config().name != L.trainer->model_config().name ||
+          trainer::param_breakdown(L.heldout_model->config()).total() != trainer::param_breakdown(L.trainer->model_config()).total())
+        L.heldout_model = std::make_unique<trainer::HeldoutModel>(L.trainer->model_config());
+      h.value = L.heldout_model->loss(L.trainer->master_weights(), *L.heldout, 16);
       emit(h);
     } catch (const trainer::Error&) {
       // Too little held-out text for one window: the chart goes without.

@@ -26,16 +26,21 @@ double heldout_loss(Model& model, const TokenDataset& heldout, int rows) {
 
 double heldout_loss(const ModelConfig& config, std::span<const float> master, const TokenDataset& heldout,
                     int rows, int threads) {
-  MemoryTracker tracker;
-  CpuBackend backend(tracker, threads);
-  Model model(config, backend, tracker, /*seed=*/0);  // initial weights are overwritten below
-  ParamStore& p = model.params();
+  HeldoutModel m(config, threads);
+  return m.loss(master, heldout, rows);
+}
+
+HeldoutModel::HeldoutModel(const ModelConfig& config, int threads)
+    : backend_(tracker_, threads), model_(config, backend_, tracker_, /*seed=*/0) {}  // initial weights: replaced
+
+double HeldoutModel::loss(std::span<const float> master, const TokenDataset& heldout, int rows) {
+  ParamStore& p = model_.params();
   if ((std::int64_t)master.size() != p.count())
-    throw Error("held-out loss: " + std::to_string(master.size()) + " weights given, model " + config.name +
+    throw Error("held-out loss: " + std::to_string(master.size()) + " weights given, model " + model_.config().name +
                 " has " + std::to_string(p.count()));
   std::copy(master.begin(), master.end(), p.master.data());
   p.sync_weights_from_master();
-  return heldout_loss(model, heldout, rows);
+  return heldout_loss(model_, heldout, rows);
 }
 
 }  // namespace onegpu::trainer

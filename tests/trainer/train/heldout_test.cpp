@@ -54,6 +54,17 @@ TEST(HeldoutLoss, SplitRunMatchesTheOneRankRun) {
   EXPECT_GT(fresh.heldout_loss(), one_rank + 1e-3);
 
   EXPECT_THROW(heldout_loss(mc, std::vector<float>(10), heldout), Error);
+
+  // One kept model, evaluated on one set of weights, then another, then the first again: each
+  // the number a model made anew for it gives, bit for bit (nothing of one evaluation stays).
+  const std::vector<float> untrained(fresh.model().params().master.data(),
+                                     fresh.model().params().master.data() + fresh.model().params().master.size());
+  HeldoutModel kept(mc);
+  EXPECT_EQ(kept.loss(w, heldout), one_rank);
+  EXPECT_EQ(kept.loss(untrained, heldout), heldout_loss(mc, untrained, heldout));
+  EXPECT_EQ(kept.loss(w, heldout), one_rank);
+  EXPECT_EQ(kept.loss(w, heldout, 16), heldout_loss(mc, w, heldout, 16));
+  EXPECT_THROW(kept.loss(std::vector<float>(10), heldout), Error);
 }
 
 }  // namespace
