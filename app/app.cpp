@@ -587,9 +587,7 @@ void App::draw_help() {
   ImGui::End();
 }
 
-// The chapter list on the left (Tab hides it): the parts, every chapter, and the Lab.
-// The chapter list's widest line at full text size (the body font), for the list's width and
-// its text scale.
+// The chapter list's widest line at full text size (the body font), for its text scale.
 float App::widest_list_line() const {
   const auto& chapters = story();
   auto w = [&](const char* t) { return body_font_->CalcTextSizeA(body_font_->FontSize, FLT_MAX, 0.0f, t).x; };
@@ -602,9 +600,9 @@ float App::widest_list_line() const {
   return widest;
 }
 
+// The chapter list on the left (Tab hides it): the parts, every chapter, and the Lab.
 void App::draw_chapter_list(float side_w, float height) {
   const auto& chapters = story();
-  const float s = nav_.ui_scale();
   ImGui::SetNextWindowPos({0, 0});
   ImGui::SetNextWindowSize({side_w, height});
   ImGui::Begin("##chapters", nullptr, kEdgePanel);
@@ -717,9 +715,6 @@ void App::draw_progress_dots(float cs) {
   }
 }
 
-// The caption panel: the chapter's place and progress dots, its title and caption, and its
-// button, all at the caption's own scale cs: the text scale, or less when the caption would not
-// fit in the room the panel may take.
 // The caption's text scale goes no lower than this.
 float App::caption_floor(float s) { return std::min(0.5f * s, 1.0f); }
 
@@ -743,17 +738,18 @@ float App::caption_needs(float cap_w, float cs) const {
   return std::max(caption_title_y(cs) + title_font_->FontSize * cs / s + st.ItemSpacing.y + text.y + 10.0f * cs, below_button);
 }
 
+// The caption panel: the chapter's place and progress dots, its title and caption, and its
+// button, all at the caption's own scale cs: the text scale, or less when the caption would not
+// fit in the room the panel may take.
 void App::draw_caption(float x, float y, float cap_w, float caption_h, double now) {
   const float s = nav_.ui_scale();
   const ChapterInfo& info = story()[nav_.index()];
   const std::string caption(info.caption);
-  auto title_y = [&](float cs) { return caption_title_y(cs); };
-  auto caption_needs = [&](float cs) { return App::caption_needs(cap_w, cs); };
   float cs = s;
   // Smaller until it fits, down to half the asked scale or to scale 1 where that is smaller
   // (a projector's large text in a small window: the caption's last line was cut off).
   const float floor_cs = caption_floor(s);
-  for (int i = 0; i < 24 && caption_needs(cs) > caption_h && cs * 0.94f >= floor_cs; ++i) cs *= 0.94f;
+  for (int i = 0; i < 24 && caption_needs(cap_w, cs) > caption_h && cs * 0.94f >= floor_cs; ++i) cs *= 0.94f;
   ImGui::SetNextWindowPos({x, y});
   ImGui::SetNextWindowSize({cap_w, caption_h});
   ImGui::Begin("##caption", nullptr, kEdgePanel | ImGuiWindowFlags_NoScrollbar);
@@ -769,7 +765,7 @@ void App::draw_caption(float x, float y, float cap_w, float caption_h, double no
     draw_progress_dots(cs);
     const ImVec2 win = ImGui::GetWindowPos();
     const float row_bottom = ImGui::GetItemRectMax().y - win.y;  // the last dot's
-    const float title_top = std::max(title_y(cs), row_bottom + 4.0f * cs);
+    const float title_top = std::max(caption_title_y(cs), row_bottom + 4.0f * cs);
     ImGui::SetCursorScreenPos({win.x + ImGui::GetStyle().WindowPadding.x, win.y + title_top});
     caption_drawn_ = {win.y + row_bottom, win.y + title_top, 0.0f, win.y + ImGui::GetWindowHeight()};
     ImGui::PushFont(title_font_);
