@@ -314,65 +314,63 @@ TEST(LabPictures, TimelineLanesKeepTheirNamesInASmallWindowWithLargeText) {
   EXPECT_EQ(lab_shot("timeline_big", run, 1, 0).lab.lane_names, gpus);
 }
 
+// The window's App in the Lab on a small pp=2 dp=2 run, drawn frame by frame offscreen at
+// w x h and text scale `scale`, as the window draws it.
+struct LabFrames {
+  render::HeadlessContext ctx;
+  ImGuiContext* imgui = ImGui::CreateContext();
+  std::unique_ptr<App> app;
+  int w, h;
+  std::unique_ptr<render::Framebuffer> fb;
+
+  LabFrames(float scale, int width, int height) : w(width), h(height) {
+    app = std::make_unique<App>(find_assets(Options{}), true, true, scale, 0);
+    app->nav().set_lab(true);
+    JobRunner& jr = JobRunner::shared();
+    jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
+    settle();
+    fb = std::make_unique<render::Framebuffer>(w, h);
+    fb->bind();
+    app->set_frame_ms(-1.0f);
+  }
+  ~LabFrames() {
+    app.reset();
+    ImGui::DestroyContext(imgui);
+  }
+  void settle() { JobRunner::shared().wait_idle([&] { app->drain_events(); }); }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) app->frame(w, h, 0.0f, 0.1 * i);
+  }
+  const LabDrawn& drawn() const { return app->lab().drawn(); }
+};
+
 // A learner on a small window with the text up for a projector: the side panel's BY HAND
 // section (what runs next, what just ran) lies below the panel's fold, under the buttons that
 // step. A press that moves the run on brings it into view; the first look at a run does not
 // scroll the panel (its title and configuration stay on top).
 TEST(LabPictures, ByHandSectionComesIntoViewWhenAPressMovesTheRun) {
-  render::HeadlessContext ctx;
-  ImGuiContext* imgui = ImGui::CreateContext();
-  {
-    auto app = std::make_unique<App>(find_assets(Options{}), true, true, 2.0f, 0);
-    app->nav().set_lab(true);
-    JobRunner& jr = JobRunner::shared();
-    jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
-    jr.wait_idle([&] { app->drain_events(); });
-    render::Framebuffer fb(1024, 640);
-    fb.bind();
-    app->set_frame_ms(-1.0f);
-    auto frames = [&](int n) {
-      for (int i = 0; i < n; ++i) app->frame(1024, 640, 0.0f, 0.1 * i);
-    };
-    frames(2);
-    EXPECT_FALSE(app->lab().drawn().by_hand_in_view) << "at text 2 in 1024x640 the section starts below the fold";
-    frames(2);
-    EXPECT_FALSE(app->lab().drawn().by_hand_in_view) << "nothing pressed: the panel stays where it was";
-    for (int i = 0; i < 3; ++i) jr.step_op();
-    jr.wait_idle([&] { app->drain_events(); });
-    frames(2);  // the press seen, then the panel scrolled
-    EXPECT_TRUE(app->lab().drawn().by_hand_in_view);
-    app.reset();
-  }
-  ImGui::DestroyContext(imgui);
+  LabFrames t(2.0f, 1024, 640);
+  t.frames(2);
+  EXPECT_FALSE(t.drawn().by_hand_in_view) << "at text 2 in 1024x640 the section starts below the fold";
+  t.frames(2);
+  EXPECT_FALSE(t.drawn().by_hand_in_view) << "nothing pressed: the panel stays where it was";
+  for (int i = 0; i < 3; ++i) JobRunner::shared().step_op();
+  t.settle();
+  t.frames(2);  // the press seen, then the panel scrolled
+  EXPECT_TRUE(t.drawn().by_hand_in_view);
 }
 
 // The Files section lies below the panel's fold in a small window: a press on Open (or PNG,
 // trace, JSONL) whose answer is a line under the buttons scrolls that line into view once, or
 // the press seemed to do nothing (a trace that could not be read said so out of sight).
 TEST(LabPictures, AFilesMessageComesIntoView) {
-  render::HeadlessContext ctx;
-  ImGuiContext* imgui = ImGui::CreateContext();
-  {
-    auto app = std::make_unique<App>(find_assets(Options{}), true, true, 1.0f, 0);
-    app->nav().set_lab(true);
-    JobRunner& jr = JobRunner::shared();
-    jr.configure(lab_train_args({"--pp", "2", "--dp", "2", "--microbatches", "2", "--batch", "8", "--seq", "16"}));
-    jr.wait_idle([&] { app->drain_events(); });
-    render::Framebuffer fb(1024, 600);
-    fb.bind();
-    app->set_frame_ms(-1.0f);
-    auto frames = [&](int n) {
-      for (int i = 0; i < n; ++i) app->frame(1024, 600, 0.0f, 0.1 * i);
-    };
-    frames(2);
-    app->lab().set_message("cannot read trace /nowhere/run.json", true);
-    frames(1);
-    EXPECT_FALSE(app->lab().drawn().message_in_view) << "in 1024x600 the Files section starts below the fold";
-    frames(2);  // the message seen, then the panel scrolled
-    EXPECT_TRUE(app->lab().drawn().message_in_view);
-    app.reset();
-  }
-  ImGui::DestroyContext(imgui);
+  LabFrames t(1.0f, 1024, 600);
+  t.frames(2);
+  t.app->lab().set_message("cannot read trace /nowhere/run.json", true);
+  t.frames(1);
+  EXPECT_FALSE(t.drawn().message_in_view) << "in 1024x600 the Files section starts below the fold";
+  t.frames(2);  // the message seen, then the panel scrolled
+  EXPECT_TRUE(t.drawn().message_in_view);
 }
 
 }  // namespace
