@@ -7,6 +7,13 @@
 
 namespace onegpu::app {
 
+// Drops s's first character: one whole UTF-8 sequence, never half of one.
+inline void drop_first_char(std::string& s) {
+  std::size_t n = 1;
+  while (n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) ++n;
+  s.erase(0, n);
+}
+
 // `from_text_start`: the context begins the text (nothing was cut before it).
 // width(s): the drawn width of s.
 template <class Width>
@@ -28,9 +35,7 @@ std::string context_line(std::string s, bool from_text_start, float room, Width 
   }
   // One word still too wide: its characters from the front, whole UTF-8 sequences at a time.
   while (width(line()) > room && !s.empty()) {
-    std::size_t n = 1;
-    while (n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) ++n;
-    s.erase(0, n);
+    drop_first_char(s);
     dropped = true;
   }
   return line();

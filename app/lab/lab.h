@@ -228,7 +228,7 @@ class Lab {
   std::string open_request_, png_request_, message_;
   bool message_error_ = false;
   int message_serial_ = 0, message_scrolled_ = 0;  // a new message is scrolled into view once
-  mutable int scroll_frames_ = 0;  // frames still owed to a scroll asked for (SetScrollY shows next frame)
+  int scroll_frames_ = 0;  // frames still owed to a scroll asked for (SetScrollY shows next frame)
   std::uint64_t seen_generation_ = 0;
   std::string viewing_;  // the file of a recorded run on screen ("" for the live run)
   std::uint64_t config_generation_ = ~0ull;  // the run the configuration header was last set for

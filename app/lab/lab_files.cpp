@@ -79,8 +79,8 @@ void Lab::files_panel(const RunState& rs, const LabFonts& fonts) {
       const float pad = ImGui::GetStyle().WindowPadding.y;
       ImGui::SetScrollY(ImGui::GetScrollY() + (bottom > win_bottom ? bottom - win_bottom + pad : top - win_top - pad));
     }
-    message_scrolled_ = message_serial_;
   }
+  message_scrolled_ = message_serial_;  // an empty message too, or animating() would owe frames for ever
 }
 
 }  // namespace onegpu::app

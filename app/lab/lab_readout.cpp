@@ -121,11 +121,7 @@ void Lab::readout(render::Canvas& c, const Rect& area, const RunState& rs, float
   };
   auto fit = [&](std::string s, float width, float size) {
     // Keep the end (a token's text can be long), cutting whole UTF-8 sequences from the front.
-    while (s.size() > 4 && c.text_width(s, size) > width) {
-      std::size_t n = 1;
-      while (n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) ++n;
-      s.erase(0, n);
-    }
+    while (s.size() > 4 && c.text_width(s, size) > width) drop_first_char(s);
     return s;
   };
   // A note in a column: broken between words onto as many rows as it needs (it ran into the

@@ -656,9 +656,8 @@ void JobRunner::finish_step(bool by_hand) {
       Event h = base;
       h.kind = EventKind::Probe;
       h.detail = (std::uint8_t)trainer::ProbeKind::HeldOutLoss;
-      if (!L.heldout_model || L.heldout_model->config().name != L.trainer->model_config().name ||
-          trainer::param_breakdown(L.heldout_model->config()).total() != trainer::param_breakdown(L.trainer->model_config()).total())
-        L.heldout_model = std::make_unique<trainer::HeldoutModel>(L.trainer->model_config());
+      // Made for the run's model once: do_configure drops it with the trainer it was made for.
+      if (!L.heldout_model) L.heldout_model = std::make_unique<trainer::HeldoutModel>(L.trainer->model_config());
       h.value = L.heldout_model->loss(L.trainer->master_weights(), *L.heldout, 16);
       emit(h);
     } catch (const trainer::Error&) {
