@@ -65,6 +65,7 @@ cli::TrainArgs lab_train_args(const std::vector<std::string>& flags);
 struct LabDrawn {
   int lanes = 0;
   bool folded = false;
+  bool config_unapplied = false;  // the configuration's fields differ from the run's: "changed: Apply runs it"
   std::vector<std::pair<float, float>> lane_y;  // each lane's top and bottom, window pixels
   std::vector<std::string> lane_names;  // the lanes' label column: a name a lane, or a stage's band ("stage 2 GPU 9–16")
   float timeline_x0 = 0, timeline_x1 = 0;

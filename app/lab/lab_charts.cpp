@@ -10,6 +10,7 @@
 
 #include <imgui.h>
 
+#include "app/lab/column_line.h"
 #include "app/lab/lab_flow.h"
 #include "app/lab/lab.h"
 #include "render/palette.h"
@@ -38,7 +39,7 @@ std::string num(double v) {
 }
 
 // One chart over the steps in history: a frame, its title and range, one polyline per series
-// (one point per pixel column at most, the column's last step).
+// (a few points a pixel column at most: ColumnLine).
 using WordBoxes = std::vector<std::pair<render::Rect, render::Rect>>;
 
 int step_chart(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* title, const std::deque<StepLine>& h,
@@ -94,14 +95,13 @@ int step_chart(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* title, const std:
   auto Y = [&](double v) { return pb.y - (float)((v - lo) / (hi - lo)) * (pb.y - pa.y); };
   int points = 0;
   for (const Series& se : series) {
-    std::vector<ImVec2> pts;
+    ColumnLine<ImVec2> line;
     for (const StepLine& l : h) {
       const double v = se.value(l);
-      if (!std::isfinite(v)) continue;
-      const ImVec2 p{X(l.step), Y(v)};
-      if (!pts.empty() && p.x - pts.back().x < 1.0f) pts.back() = p;
-      else pts.push_back(p);
+      if (std::isfinite(v)) line.add({X(l.step), Y(v)});
     }
+    const std::vector<ImVec2>& pts = line.points();
+    if (pts.empty()) continue;
     if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.5f * s, col(se.colour));
     else dl->AddPolyline(pts.data(), (int)pts.size(), col(se.colour), 0, 1.6f * s);
     points += (int)pts.size();

@@ -21,6 +21,13 @@ namespace onegpu::app {
 
 namespace {
 
+// The fields the configuration panel shows are the same (what a run of each would train).
+bool same_run(const cli::TrainArgs& a, const cli::TrainArgs& b) {
+  return a.model == b.model && a.dp == b.dp && a.ep == b.ep && a.pp == b.pp && a.vstages == b.vstages &&
+         a.microbatches == b.microbatches && a.schedule == b.schedule && a.link == b.link && a.batch == b.batch &&
+         a.seq == b.seq && a.workers == b.workers && a.seed == b.seed && a.zero == b.zero && a.corpus == b.corpus;
+}
+
 ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
 
 void heading(const char* s, const LabFonts& f) {
@@ -145,9 +152,16 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   ImGui::EndDisabled();
   ImGui::PushFont(fonts.small);
   char running[96] = "nothing running yet";
-  if (auto live = runner_.live()) std::snprintf(running, sizeof running, "running: %s, %d GPU%s", live->args.model.c_str(), live->world(), live->world() > 1 ? "s" : "");
+  const auto running_now = runner_.live();
+  if (running_now)
+    std::snprintf(running, sizeof running, "running: %s, %d GPU%s", running_now->args.model.c_str(), running_now->world(),
+                  running_now->world() > 1 ? "s" : "");
   flow(text_w(running));
   words_dim("%s", running);
+  // Fields changed since the run started (a preset picked, a count stepped) do nothing until
+  // Apply: say so, or the run seen below reads as the one the fields describe.
+  drawn_.config_unapplied = running_now && !same_run(edit_, running_now->args);
+  if (drawn_.config_unapplied) words_in(im(render::palette::forward), "changed: Apply runs it, from step 0");
   ImGui::PopFont();
   if (!st.error.empty() && st.error != edit_error_) words_in(im(render::palette::backward), st.error.c_str());
 }
@@ -222,15 +236,19 @@ void Lab::controls_panel(const RunnerStatus& st, float s, const LabFonts& fonts)
   ImGui::EndDisabled();
   if (ImGui::Checkbox("slow:", &paced_) && st.mode != RunMode::Paused) runner_.play(paced_ ? pace_ : 0);
   // The pace slider beside it, narrower where the row is short, on a row of its own if need be.
-  const float label = ImGui::GetStyle().ItemInnerSpacing.x + text_w("ops/s");
+  // Its value stands beside it with the unit: inside, the slider's grab covered a digit.
+  const float label = ImGui::GetStyle().ItemInnerSpacing.x + text_w("60.0 ops/s");
   const float room = content_right() - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x - label;
   const float slider = std::min(120.0f * s, room >= 60.0f * s ? room : avail - label);
   flow(slider + label);
   ImGui::SetNextItemWidth(slider);
   ImGui::BeginDisabled(!paced_);
-  if (ImGui::SliderFloat("ops/s", &pace_, 0.5f, 60.0f, "%.1f", ImGuiSliderFlags_Logarithmic) &&
-      st.mode == RunMode::Paced)
+  if (ImGui::SliderFloat("##pace", &pace_, 0.5f, 60.0f, "", ImGuiSliderFlags_Logarithmic) && st.mode == RunMode::Paced)
     runner_.play(pace_);
+  char value[32];
+  std::snprintf(value, sizeof value, "%.1f ops/s", pace_);
+  ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::TextUnformatted(value);
   ImGui::EndDisabled();
   ImGui::PushTextWrapPos(0.0f);
   std::string keys = "keys:";  // the stepping keys' hints, from the table the window maps presses through

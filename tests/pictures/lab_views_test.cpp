@@ -204,6 +204,49 @@ TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
   EXPECT_GT(count(px, 1000, 420, 1290, 880, fills::lavender), 300) << "the weights' band";
 }
 
+// Fields changed after a run started do nothing until Apply, and the panel says so; the same
+// fields again (or the run's own) say nothing.
+TEST(LabPanel, ChangedFieldsSayTheyWaitForApply) {
+  ViewsApp t;
+  const std::vector<std::string> flags = {"--pp", "2", "--microbatches", "2", "--batch", "4", "--seq", "8"};
+  t.app->lab().set_args(lab_train_args(flags));  // as the window does: the fields, then Apply
+  t.run(flags, 1);
+  t.frame();
+  EXPECT_FALSE(t.app->lab().drawn().config_unapplied) << "the fields are the run's";
+  cli::TrainArgs other = t.app->lab().args();
+  other.dp = 2;
+  t.app->lab().set_args(other);
+  t.frame();
+  EXPECT_TRUE(t.app->lab().drawn().config_unapplied) << "dp 2 is not what runs";
+  other.dp = 1;
+  t.app->lab().set_args(other);
+  t.frame();
+  EXPECT_FALSE(t.app->lab().drawn().config_unapplied) << "back to the run's fields";
+  other.schedule = "gpipe";
+  t.app->lab().set_args(other);
+  t.frame();
+  EXPECT_TRUE(t.app->lab().drawn().config_unapplied) << "another schedule";
+  JobRunner::shared().configure(other);
+  t.settle();
+  t.frame();
+  EXPECT_FALSE(t.app->lab().drawn().config_unapplied) << "applied";
+}
+
+// A run of hundreds of steps, more steps than the charts have pixel columns: every per-step
+// series is a line across its chart (it drew as one dot at its end once steps were less than a
+// pixel apart).
+TEST(LabTabs, ALongRunsChartsAreLinesNotADot) {
+  ViewsApp t;
+  t.run({"--batch", "4", "--seq", "8"}, 300);
+  t.app->lab().set_tab(LabTab::Charts);
+  t.frame();
+  t.frame("lab_tab_charts_long_run");
+  // Nine series (train and held-out loss, tokens/s, virtual and wall step time, gradient norm,
+  // learning rate, measured and textbook bubble) over charts ~240 pixels wide; held-out loss has
+  // a point every tenth step.
+  EXPECT_GT(t.app->lab().drawn().chart_points, 8 * 150);
+}
+
 // At a projector's text size (x2) and in a small window, the charts tab's titles and legends
 // stay inside their charts (fewer charts a row, legends on more lines, the tab scrolls), and the
 // ledger becomes a paragraph a transfer where its table's columns cannot all be whole.
