@@ -47,6 +47,15 @@ const RunStep* Lab::shown(const RunState& rs) const {
   return s;
 }
 
+// A running step's router counts and traffic rows come at its end: following the latest step,
+// the Experts and Traffic tabs showed none for as long as a run trained.
+const RunStep* Lab::shown_counted(const RunState& rs) const {
+  const RunStep* s = shown(rs);
+  if (s && !s->complete && pick_step_ < 0)
+    if (const RunStep* done = rs.last_complete()) return done;
+  return s;
+}
+
 double Lab::playhead(const RunState& rs) const {
   const RunStep* s = shown(rs);
   if (!s) return 0;

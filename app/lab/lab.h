@@ -160,6 +160,9 @@ class Lab {
 
   // The step the views show (the latest unless the user picked one), and the playhead on it.
   const RunStep* shown(const RunState& rs) const;
+  // The step the Experts and Traffic tabs show: shown(), or the last one finished while the
+  // latest is under way and no step was picked (a step's counts come at its end).
+  const RunStep* shown_counted(const RunState& rs) const;
   double playhead(const RunState& rs) const;
   bool wall_clock() const { return wall_clock_; }
   const LabDrawn& drawn() const { return drawn_; }

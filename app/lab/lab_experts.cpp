@@ -75,7 +75,7 @@ void heat_grid(ImDrawList* dl, ImVec2 p, ImVec2 size, int rows, int cols, const 
 }  // namespace
 
 void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
-  const RunStep* rec = shown(rs);
+  const RunStep* rec = shown_counted(rs);
   const LiveRun* run = rs.run();
   drawn_.heat.clear();
   drawn_.heat_numbered.clear();
@@ -102,9 +102,9 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
     for (int e = 0; e < E; ++e) most = std::max(most, rec->router[(std::size_t)(l * E + e)]), sum += rec->router[(std::size_t)(l * E + e)];
     if (sum > 0) worst = std::max(worst, (double)most * E / (double)sum);
   }
-  words_dim("step %d · tokens each expert took, per layer (the routers' own choices, top-%d of %d) · %lld in all · "
+  words_dim("step %d%s · tokens each expert took, per layer (the routers' own choices, top-%d of %d) · %lld in all · "
             "busiest expert %.2f× the mean (1.00 is even)",
-            rec->step + 1, run->model.top_k, E, (long long)total, worst);
+            rec->step + 1, rec != shown(rs) ? " (the last finished)" : "", run->model.top_k, E, (long long)total, worst);
   ImGui::PopFont();
   drawn_.heat = rec->router;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
@@ -113,7 +113,7 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
 }
 
 void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
-  const RunStep* rec = shown(rs);
+  const RunStep* rec = shown_counted(rs);
   const LiveRun* run = rs.run();
   drawn_.traffic.clear();
   if (!run || !rec) {
@@ -155,9 +155,9 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
     m[(std::size_t)(t.from * W + t.to)] += t.rows;
     crossed += t.rows;
   }
-  words_dim("token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
+  words_dim("step %d%s · token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
             "(combine sends each one back; the backward pass does both again)",
-            (long long)crossed);
+            rec->step + 1, rec != shown(rs) ? " (the last finished)" : "", (long long)crossed);
   ImGui::PopFont();
   drawn_.traffic = m;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();

@@ -204,6 +204,35 @@ TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
   EXPECT_GT(count(px, 1000, 420, 1290, 880, fills::lavender), 300) << "the weights' band";
 }
 
+// While a step is under way (a run training, or a learner's ops by hand), Experts and Traffic
+// show the last step that finished: the one under way has no counts until it ends, and a
+// training run's tabs stayed empty.
+TEST(LabTabs, ExpertsAndTrafficShowTheLastFinishedStepWhileOneIsUnderWay) {
+  ViewsApp t;
+  t.run({"--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16"}, 2);
+  JobRunner& jr = JobRunner::shared();
+  for (int i = 0; i < 3; ++i) jr.step_op();
+  t.settle();
+  const RunStep* under_way = t.app->run_state().latest();
+  const RunStep* done = t.app->run_state().last_complete();
+  ASSERT_NE(under_way, nullptr);
+  ASSERT_NE(done, nullptr);
+  ASSERT_FALSE(under_way->complete) << "three ops into step 3";
+  ASSERT_EQ(done->step, 1);
+  t.app->lab().set_tab(LabTab::Experts);
+  t.frame();
+  t.frame("lab_tab_experts_under_way");
+  EXPECT_EQ(t.app->lab().drawn().heat, done->router) << "step 2's router counts";
+  t.app->lab().set_tab(LabTab::Traffic);
+  t.frame();
+  t.frame();
+  std::int64_t rows = 0, matrix = 0;
+  for (const TrafficRow& r : done->traffic) rows += r.rows;
+  for (std::int64_t x : t.app->lab().drawn().traffic) matrix += x;
+  EXPECT_GT(rows, 0);
+  EXPECT_EQ(matrix, rows) << "step 2's all-to-all rows";
+}
+
 // Fields changed after a run started do nothing until Apply, and the panel says so; the same
 // fields again (or the run's own) say nothing.
 TEST(LabPanel, ChangedFieldsSayTheyWaitForApply) {
