@@ -16,6 +16,7 @@
 #include "render/framebuffer.h"
 #include "render/gl.h"
 #include "render/palette.h"
+#include "app/ui/imgui_colour.h"
 #include "app/ui/key_commands.h"
 #include "render/text_rule.h"
 #include "app/png_file.h"
@@ -30,7 +31,6 @@ namespace {
 // shaded).
 constexpr glm::vec4 kPanelBg = render::rgb(0x10141d);
 
-ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
 ImU32 im32(glm::vec4 c) { return ImGui::ColorConvertFloat4ToU32(im(c)); }
 
 void apply_style(float scale) {

@@ -3,18 +3,19 @@
 // the schedule in use, and both over the last steps.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <imgui.h>
 
 #include "app/lab/lab.h"
 #include "app/lab/lab_flow.h"
+#include "app/ui/imgui_colour.h"
 #include "render/palette.h"
 #include "trainer/engine/virtual_clock.h"
 
 namespace onegpu::app {
 
 namespace {
-ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 }  // namespace
 
 void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
@@ -96,15 +97,27 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
   const auto& h = rs.history();
   const std::size_t n = std::min<std::size_t>(h.size(), 100);
   if (n >= 2) {
+    double top = 1e-9;
+    for (std::size_t i = h.size() - n; i < h.size(); ++i) top = std::max({top, h[i].bubble, h[i].textbook});
+    top = std::min(1.0, top * 1.15);
+    // The two lines' names in their own colours, and the height the chart spans.
     ImGui::PushFont(fonts.small);
-    words_dim("last %zu steps: measured vs textbook", n);
+    const float space = text_w(" ");
+    words_dim("last %zu steps:", n);
+    flow(text_w("measured"), space);
+    ImGui::TextColored(im(render::palette::text_dim), "measured");
+    flow(text_w("vs"), space);
+    words_dim("vs");
+    flow(text_w("textbook"), space);
+    ImGui::TextColored(im(render::palette::focus), "textbook");
+    char range[32];
+    std::snprintf(range, sizeof range, "(0 to %.0f%%)", top * 100.0);
+    flow(text_w(range), space);
+    words_dim("%s", range);
     ImGui::PopFont();
     const ImVec2 a = ImGui::GetCursorScreenPos();
     const float ch = std::max(30.0f * s, std::min(90.0f * s, ImGui::GetContentRegionAvail().y - 6 * s));
     dl->AddRectFilled(a, {a.x + w, a.y + ch}, col(render::palette::text, 0.04f));
-    double top = 1e-9;
-    for (std::size_t i = h.size() - n; i < h.size(); ++i) top = std::max({top, h[i].bubble, h[i].textbook});
-    top = std::min(1.0, top * 1.15);
     auto pt = [&](std::size_t k, double v) {
       return ImVec2{a.x + w * (float)k / (float)(n - 1), a.y + ch - (float)(v / top) * ch};
     };

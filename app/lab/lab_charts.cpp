@@ -13,13 +13,13 @@
 #include "app/lab/column_line.h"
 #include "app/lab/lab_flow.h"
 #include "app/lab/lab.h"
+#include "app/ui/imgui_colour.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
 
 namespace {
 
-ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 
 struct Series {
   const char* name;

@@ -13,13 +13,13 @@
 #include "app/lab/lab_flow.h"
 #include "app/lab/lab_explain.h"
 #include "app/live/comm_ledger.h"
+#include "app/ui/imgui_colour.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
 
 namespace {
 
-ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 
 std::string split_name(const cli::TrainArgs& a) {
   char b[128];

@@ -11,13 +11,13 @@
 
 #include "app/lab/lab.h"
 #include "app/lab/lab_flow.h"
+#include "app/ui/imgui_colour.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
 
 namespace {
 
-ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 
 // A grid of cells shaded from the background (0) to `hot` (the largest value), with the count
 // written in each cell where it fits, and row / column names at the edges.

@@ -11,12 +11,12 @@
 #include "app/lab/lab.h"
 #include "app/lab/lab_flow.h"
 #include "app/live/run_export.h"
+#include "app/ui/imgui_colour.h"
 #include "render/palette.h"
 
 namespace onegpu::app {
 
 namespace {
-ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
 }  // namespace
 
 std::string Lab::take_open_request() { return std::exchange(open_request_, std::string()); }

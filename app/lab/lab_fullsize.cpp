@@ -11,6 +11,7 @@
 #include "app/lab/lab.h"
 #include "app/lab/lab_flow.h"
 #include "app/scene/full_size_bars.h"
+#include "app/ui/imgui_colour.h"
 #include "render/palette.h"
 #include "trainer/error.h"
 
@@ -18,7 +19,6 @@ namespace onegpu::app {
 
 namespace {
 
-ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
 
 // The split the panel models: the story's 512 GPUs until the user changes it.
 struct FullSizeEdit {

@@ -14,6 +14,7 @@
 #include "app/lab/lab_explain.h"
 #include "app/lab/lab_flow.h"
 #include "app/lab/lab_units.h"
+#include "app/ui/imgui_colour.h"
 #include "app/ui/key_commands.h"
 #include "render/palette.h"
 
@@ -28,7 +29,6 @@ bool same_run(const cli::TrainArgs& a, const cli::TrainArgs& b) {
          a.seq == b.seq && a.workers == b.workers && a.seed == b.seed && a.zero == b.zero && a.corpus == b.corpus;
 }
 
-ImVec4 im(glm::vec4 c) { return {c.r, c.g, c.b, c.a}; }
 
 void heading(const char* s, const LabFonts& f) {
   ImGui::Spacing();

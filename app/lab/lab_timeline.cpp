@@ -18,6 +18,7 @@
 #include "app/lab/lab_timeline_layer.h"
 #include "app/lab/timeline_axis.h"
 #include "app/lab/lab_units.h"
+#include "app/ui/imgui_colour.h"
 #include "render/gl.h"
 #include "render/palette.h"
 
@@ -27,7 +28,6 @@ namespace {
 
 using trainer::EventKind;
 
-ImU32 col(glm::vec4 c, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32({c.r, c.g, c.b, c.a * a}); }
 
 bool is_compute(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::WeightGradient || k == EventKind::Update;
