@@ -101,6 +101,8 @@ struct LabDrawn {
   bool compare_first_step_note = false;  // the compared step is the run's first: its times warned of
   // compare tab: the Branch button's box and the pane's right edge (window pixels, y down)
   render::Rect compare_branch{};
+  int compare_branch_step = -1;     // the step "Branch step N" would branch (from 0)
+  bool compare_can_branch = false;  // and whether the button takes a press now
   float compare_right = 0;
   float compare_x1[2] = {0, 0};       // where each timeline's step ends, window pixels (one scale)
   int chart_points = 0;               // charts tab: points drawn over the steps

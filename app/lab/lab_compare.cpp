@@ -96,7 +96,7 @@ std::string mb(double b) {
 void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   drawn_.compared = false;
   const LiveRun* run = rs.run();
-  const RunStep* rec = shown(rs);
+  const RunStep* rec = shown_counted(rs);  // a step under way cannot be branched: the last finished
   if (!run || !viewing_.empty()) {
     words_dim("Compare branches a step of a live run: apply a configuration and run a step first.");
     return;
@@ -139,10 +139,15 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   other.microbatches = compare_.microbatches, other.schedule = compare_.schedule;
   const std::string why = JobRunner::check(other);
   const RunnerStatus st = runner_.status();
-  const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building;
+  // Not while the run trains: the branch runs on the same thread, from step 1 to the one picked,
+  // and the live run would stop meanwhile without a word.
+  const bool training = st.mode != RunMode::Paused;
+  const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building && !training;
   char label[48];
   std::snprintf(label, sizeof label, "Branch step %d", rec ? rec->step + 1 : 0);
   flow(button_w(label));
+  drawn_.compare_branch_step = rec ? rec->step : -1;
+  drawn_.compare_can_branch = can;
   ImGui::BeginDisabled(!can);
   if (ImGui::Button(label)) runner_.branch(other, rec->step);
   drawn_.compare_branch = {{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y}, {ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y}};
@@ -150,6 +155,9 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::EndDisabled();
   if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
   else if (!st.job.empty()) ImGui::TextDisabled("%s …", st.job.c_str());
+  else if (training) words_dim("Pause the run (Space) to branch one of its finished steps.");
+  else if (rec && rec->complete && rec->step > 0)
+    words_dim("The branch trains steps 1 to %d again under its split, then compares step %d.", rec->step + 1, rec->step + 1);
   else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
   ImGui::PopFont();
 

@@ -576,10 +576,11 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
   a.dp = other.dp, a.ep = other.ep, a.pp = other.pp, a.vstages = other.vstages;
   a.microbatches = other.microbatches, a.schedule = other.schedule, a.link = other.link;
   if (const std::string why = check(a); !why.empty()) throw trainer::Error(why);
+  const std::string what = "branching step " + std::to_string(step + 1) + " under dp " + std::to_string(a.dp) + " ep " +
+                           std::to_string(a.ep) + " pp " + std::to_string(a.pp) + " " + a.schedule;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    status_.job = "branching step " + std::to_string(step + 1) + " under dp " + std::to_string(a.dp) + " ep " +
-                  std::to_string(a.ep) + " pp " + std::to_string(a.pp) + " " + a.schedule;
+    status_.job = what;
   }
   publish_status();
   trainer::ParallelOptions o = run_options(a);
@@ -604,7 +605,17 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
   out->step = step;
   out->live_generation = L.info->generation;
   std::vector<Event> kept;
+  std::int64_t said = now_ns();
   for (int i = 0; i <= step; ++i) {
+    // A late step is reached by training every step before it again: say how far it is.
+    if (now_ns() - said > 250'000'000) {
+      said = now_ns();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.job = what + ": step " + std::to_string(i + 1) + " of " + std::to_string(step + 1);
+      }
+      publish_status();
+    }
     if (i == step) out->weights_before = fingerprint(t.master_weights());
     const std::int64_t w0 = now_ns();
     const trainer::ParallelStepResult r = t.step();

@@ -3,9 +3,11 @@
 // counts, traffic matrix = the all-to-all rows, ledger = the formulas, charts over the steps).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include <imgui.h>
 
@@ -387,6 +389,32 @@ TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
   EXPECT_TRUE(t.app->lab().drawn().compare_first_step_note);
   EXPECT_GT(count(px, 360, 480, 1290, 880, fills::amber), 2000) << "both timelines' forwards";
   EXPECT_GT(count(px, 360, 480, 1290, 880, fills::pink), 2000) << "and backwards";
+}
+
+// Mid-step by hand, Branch takes the last finished step (the one under way has no end yet to
+// compare); while the run trains it waits for a pause (the branch runs on the runner's thread).
+TEST(LabCompare, BranchTakesTheLastFinishedStepAndWaitsForAPause) {
+  ViewsApp t;
+  t.run({"--pp", "2", "--microbatches", "2", "--batch", "4", "--seq", "8"}, 2);
+  JobRunner& jr = JobRunner::shared();
+  for (int i = 0; i < 3; ++i) jr.step_op();
+  t.settle();
+  ASSERT_FALSE(t.app->run_state().latest()->complete);
+  t.app->lab().set_tab(LabTab::Compare);
+  t.frame();
+  t.frame("lab_compare_mid_step");
+  EXPECT_EQ(t.app->lab().drawn().compare_branch_step, 1) << "step 2, the last finished";
+  EXPECT_TRUE(t.app->lab().drawn().compare_can_branch);
+  jr.play(0);
+  for (int i = 0; i < 200 && jr.status().mode != RunMode::Free; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  t.app->drain_events();
+  t.frame();
+  EXPECT_FALSE(t.app->lab().drawn().compare_can_branch) << "not while it trains";
+  jr.pause();
+  t.settle();
+  t.frame();
+  t.frame();
+  EXPECT_TRUE(t.app->lab().drawn().compare_can_branch) << "paused again";
 }
 
 // The lanes' label column names every lane while they are tall enough to read, and each
