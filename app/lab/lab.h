@@ -69,6 +69,7 @@ struct LabDrawn {
   std::vector<std::pair<float, float>> lane_y;  // each lane's top and bottom, window pixels
   std::vector<std::string> lane_names;  // the lanes' label column: a name a lane, or a stage's band ("stage 2 GPU 9–16")
   float timeline_x0 = 0, timeline_x1 = 0;
+  float timeline_prev_x = -1;  // the timeline header's ◀ (window pixels; -1: not drawn)
   std::size_t rects = 0;  // rectangles the timeline drew (spans after merging)
   int lanes_whole = 0, lanes_appended = 0;  // the retained lanes: drawn again whole / spans appended this frame
   // The retained lanes' pixels that changed this frame (window pixels; none: nothing changed): the

@@ -350,10 +350,21 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     }
     return rows_left-- > 0;
   };
-  char step[48];
+  // The step's words in a slot as wide as the latest step's with "(running)", so the buttons
+  // after them stay put while steps go by and as ◀ picks finished ones: a second press of ◀
+  // landed beside it once the words had shrunk.
+  char step[48], widest[48];
   std::snprintf(step, sizeof step, "step %d%s", rec->step + 1, rec->complete ? "" : " (running)");
-  if (room_for(text_w(step))) ImGui::TextDisabled("%s", step);
-  if (room_for(small_button_w("◀")) && ImGui::SmallButton("◀")) {
+  const RunStep* latest = rs.latest();
+  std::snprintf(widest, sizeof widest, "step %d (running)", std::max(rec->step, latest ? latest->step : 0) + 1);
+  const float slot = text_w(widest);
+  if (room_for(slot)) {
+    ImGui::TextDisabled("%s", step);
+    ImGui::SameLine(0.0f, 0.0f);
+    ImGui::Dummy({std::max(0.0f, slot - text_w(step)), 1.0f});
+  }
+  drawn_.timeline_prev_x = -1.0f;
+  if (room_for(small_button_w("◀")) && (drawn_.timeline_prev_x = ImGui::GetCursorScreenPos().x, ImGui::SmallButton("◀"))) {
     const auto& steps = rs.steps();
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
       if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; replay_.go_live(); break; }

@@ -417,6 +417,24 @@ TEST(LabCompare, BranchTakesTheLastFinishedStepAndWaitsForAPause) {
   EXPECT_TRUE(t.app->lab().drawn().compare_can_branch) << "paused again";
 }
 
+// The timeline header's step buttons stay put whether the shown step is finished or under way
+// ("step 2" or "step 3 (running)"): pressed again and again to walk back, they moved away.
+TEST(LabTimeline, StepButtonsStayPutAsTheStepsWordsChange) {
+  ViewsApp t;
+  t.run({"--pp", "2", "--microbatches", "2", "--batch", "4", "--seq", "8"}, 2);
+  t.app->lab().set_tab(LabTab::Timeline);
+  t.frame();
+  const float finished = t.app->lab().drawn().timeline_prev_x;
+  JobRunner& jr = JobRunner::shared();
+  for (int i = 0; i < 2; ++i) jr.step_op();
+  t.settle();
+  t.frame();
+  ASSERT_FALSE(t.app->run_state().latest()->complete);
+  const float under_way = t.app->lab().drawn().timeline_prev_x;
+  ASSERT_GT(finished, 0.0f);
+  EXPECT_NEAR(under_way, finished, 2.0f) << "\"step 2\" then \"step 3 (running)\"";
+}
+
 // The lanes' label column names every lane while they are tall enough to read, and each
 // stage's band of lanes when they are not (64 GPUs in 1600x900): never a column of nothing.
 TEST(LabTimeline, LanesAreNamedOneByOneOrByStage) {
