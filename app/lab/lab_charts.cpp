@@ -20,7 +20,6 @@ namespace onegpu::app {
 
 namespace {
 
-
 struct Series {
   const char* name;
   glm::vec4 colour;

@@ -20,7 +20,6 @@ namespace onegpu::app {
 
 namespace {
 
-
 std::string split_name(const cli::TrainArgs& a) {
   char b[128];
   std::snprintf(b, sizeof b, "dp %d · ep %d · pp %d%s · %s · %d microbatch%s", a.dp, a.ep, a.pp,
@@ -155,10 +154,10 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::EndDisabled();
   if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
   else if (!st.job.empty()) ImGui::TextDisabled("%s …", st.job.c_str());
+  else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
   else if (training) words_dim("Pause the run (Space) to branch one of its finished steps.");
   else if (rec && rec->complete && rec->step > 0)
     words_dim("The branch trains steps 1 to %d again under its split, then compares step %d.", rec->step + 1, rec->step + 1);
-  else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
   ImGui::PopFont();
 
   const RunStep* a = branch_ && branch_rs_ && branch_->live_generation == run->generation ? rs.find(branch_->step) : nullptr;

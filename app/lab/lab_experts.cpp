@@ -18,7 +18,6 @@ namespace onegpu::app {
 
 namespace {
 
-
 // A grid of cells shaded from the background (0) to `hot` (the largest value), with the count
 // written in each cell where it fits, and row / column names at the edges.
 void heat_grid(ImDrawList* dl, ImVec2 p, ImVec2 size, int rows, int cols, const std::vector<std::int64_t>& v,

@@ -19,7 +19,6 @@ namespace onegpu::app {
 
 namespace {
 
-
 // The split the panel models: the story's 512 GPUs until the user changes it.
 struct FullSizeEdit {
   trainer::FootprintSplit split = trainer::full_size_split();

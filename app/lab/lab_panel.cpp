@@ -29,7 +29,6 @@ bool same_run(const cli::TrainArgs& a, const cli::TrainArgs& b) {
          a.seq == b.seq && a.workers == b.workers && a.seed == b.seed && a.zero == b.zero && a.corpus == b.corpus;
 }
 
-
 void heading(const char* s, const LabFonts& f) {
   ImGui::Spacing();
   ImGui::PushFont(f.small);
@@ -58,8 +57,6 @@ bool int_field(const char* label, int& v, int lo, int hi, float w) {
   v = std::clamp(x, lo, hi);
   return true;
 }
-
-
 
 }  // namespace
 

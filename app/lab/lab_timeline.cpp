@@ -28,11 +28,9 @@ namespace {
 
 using trainer::EventKind;
 
-
 bool is_compute(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::WeightGradient || k == EventKind::Update;
 }
-
 
 void legend(ImDrawList* dl, float s, bool new_row) {
   struct Item { const char* name; EventKind k; };

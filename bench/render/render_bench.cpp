@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
           const auto m = st.mean();
           if (st.worst.cpu > worst_cpu) worst_cpu = st.worst.cpu, worst_cpu_id = std::string(chapters[i].id);
           std::printf("%-14s %6d %7.1f %7.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %6d %7zu %5d\n",
-                      std::string(chapters[i].id).c_str(), n, arrived.wall, arrived.thread, m.wall, st.worst.wall, m.cpu, st.worst.cpu,
+                      std::string(chapters[i].id).c_str(), n, arrived.wall, arrived.cpu, m.wall, st.worst.wall, m.cpu, st.worst.cpu,
                       m.thread, st.worst.thread, m.raster, st.worst.raster, jobs, st.worst_frame, shapes, calls);
         }
         const auto m = all.mean();
