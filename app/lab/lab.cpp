@@ -162,6 +162,10 @@ LabLayout Lab::panels(const RunState& rs, float W, float H, float s, const LabFo
       cli::TrainArgs a = edit_;
       a.dp = r.dp, a.ep = r.ep, a.pp = r.pp, a.vstages = r.vstages, a.microbatches = r.microbatches;
       a.schedule = r.schedule;
+      // A trace keeps the split, not the batch: the panel's batch grows to the next one that
+      // the split divides, or the fields opened on a pink line the viewer never caused.
+      const int per = std::max(1, a.dp * a.microbatches);
+      a.batch = std::max(per, (a.batch + per - 1) / per * per);
       set_args(a);
     }
   }

@@ -156,8 +156,9 @@ void Lab::config_panel(const RunnerStatus& st, float s, const LabFonts& fonts) {
   flow(text_w(running));
   words_dim("%s", running);
   // Fields changed since the run started (a preset picked, a count stepped) do nothing until
-  // Apply: say so, or the run seen below reads as the one the fields describe.
-  drawn_.config_unapplied = running_now && !same_run(edit_, running_now->args);
+  // Apply: say so, or the run seen below reads as the one the fields describe (not while a
+  // recorded run is shown: the fields are its split then).
+  drawn_.config_unapplied = running_now && viewing_.empty() && !same_run(edit_, running_now->args);
   if (drawn_.config_unapplied) words_in(im(render::palette::forward), "changed: Apply runs it, from step 0");
   ImGui::PopFont();
   if (!st.error.empty() && st.error != edit_error_) words_in(im(render::palette::backward), st.error.c_str());

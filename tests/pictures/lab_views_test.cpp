@@ -15,6 +15,7 @@
 #include "app/assets.h"
 #include "app/live/comm_ledger.h"
 #include "app/live/job_runner.h"
+#include "app/live/run_export.h"
 #include "pixels.h"
 #include "render/framebuffer.h"
 #include "render/headless_context.h"
@@ -433,6 +434,28 @@ TEST(LabTimeline, StepButtonsStayPutAsTheStepsWordsChange) {
   const float under_way = t.app->lab().drawn().timeline_prev_x;
   ASSERT_GT(finished, 0.0f);
   EXPECT_NEAR(under_way, finished, 2.0f) << "\"step 2\" then \"step 3 (running)\"";
+}
+
+// A trace read back shows its split in the configuration's fields, with a batch that split
+// divides: the trace does not keep the batch, and the default one (4 texts over dp 2 x 4
+// microbatches) opened the fields on a pink rule the viewer had not broken.
+TEST(LabTrace, ARecordedRunsFieldsMakeARunThatCanBeApplied) {
+  ViewsApp t;
+  t.run({"--pp", "2", "--dp", "2", "--ep", "2", "--microbatches", "4", "--batch", "16", "--seq", "16"}, 2);
+  std::filesystem::create_directories(ONEGPU_TEST_OUT);
+  const std::string path = std::string(ONEGPU_TEST_OUT) + "/lab_trace_fields.json";
+  ASSERT_EQ(export_trace(t.app->run_state(), path), 2);
+  t.app->lab().set_args(lab_train_args({}));  // the fields as a fresh window has them: batch 4
+  ASSERT_EQ(t.app->open_recorded(path), "");
+  t.frame();
+  t.frame("lab_trace_fields");
+  const cli::TrainArgs& a = t.app->lab().args();
+  EXPECT_EQ(a.dp, 2);
+  EXPECT_EQ(a.pp, 2);
+  EXPECT_EQ(a.microbatches, 4);
+  EXPECT_EQ(a.batch % (a.dp * a.microbatches), 0) << "batch " << a.batch;
+  EXPECT_EQ(t.app->lab().edit_error(), "") << "Apply can train the split shown";
+  EXPECT_FALSE(t.app->lab().drawn().config_unapplied) << "the fields are the recorded run's, not changes";
 }
 
 // The lanes' label column names every lane while they are tall enough to read, and each
