@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -278,20 +279,24 @@ std::vector<TraceOp> parse_chrome_trace(std::string_view text, const std::string
   return parse_trace_file(text, source).ops;
 }
 
-TraceFile read_trace_file(const std::string& path) {
+namespace {
+// A trace file's bytes. A directory opens as a stream of nothing on Linux, and read as "empty".
+std::string read_trace_bytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw Error("cannot read trace " + path + ": not a regular file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("cannot read trace " + path);
   std::ostringstream ss;
   ss << f.rdbuf();
-  return parse_trace_file(ss.str(), "trace " + path);
+  return ss.str();
 }
+}  // namespace
+
+TraceFile read_trace_file(const std::string& path) { return parse_trace_file(read_trace_bytes(path), "trace " + path); }
 
 std::vector<TraceOp> read_chrome_trace(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot read trace " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_chrome_trace(ss.str(), "trace " + path);
+  return parse_chrome_trace(read_trace_bytes(path), "trace " + path);
 }
 
 }  // namespace onegpu::trainer
