@@ -18,6 +18,7 @@
 #include "app/app.h"
 #include "app/ui/input_queue.h"
 #include "app/ui/press_after_move.h"
+#include "app/ui/wheel_after_move.h"
 #include "app/ui/key_commands.h"
 #include "app/ui/frame_pacer.h"
 #include "app/ui/redraw.h"
@@ -62,16 +63,17 @@ void handle_key(App& app, double now, const KeyPress& k) {
 // The wheel turns chapters over the picture (the scene viewport); over a panel it scrolls
 // the panel (ImGui's own callback handles that). Positions come in window coordinates and
 // the scene in framebuffer pixels: scaled by their ratio (HiDPI).
-void handle_input(App& app, GLFWwindow* win, double now, const InputBatch& in) {
+void handle_input(App& app, GLFWwindow* win, double now, const InputBatch& in, WheelAfterMove& wheel) {
   ImGuiIO& io = ImGui::GetIO();
   if (!io.WantTextInput)  // typing into a field of the Lab is not a command
     for (const KeyPress& k : in.keys) handle_key(app, now, k);
+  const std::vector<WheelTurn> turns = wheel.ready(in.wheel, io.MousePos.x, io.MousePos.y);
   if (app.nav().lab_open()) return;
   int ww, wh, fw, fh;
   glfwGetWindowSize(win, &ww, &wh);
   glfwGetFramebufferSize(win, &fw, &fh);
   const double sx = ww > 0 ? double(fw) / ww : 1.0, sy = wh > 0 ? double(fh) / wh : 1.0;
-  for (const WheelTurn& w : in.wheel)
+  for (const WheelTurn& w : turns)
     if (wheel_over_scene(app.scene_rect(), w.x * sx, w.y * sy) && !io.WantCaptureMouse)
       app.nav().apply(w.dy < 0 ? Action::WheelForward : Action::WheelBack, now);
 }
@@ -176,6 +178,7 @@ int run_window(const Options& o, int chapter_index) {
     RedrawPolicy redraw;
     FramePacer pacer;  // the pace between frames drawn back to back
     PressAfterMove press_after_move;  // a click where the pointer just moved: a frame later
+    WheelAfterMove wheel_after_move;  // and a wheel turn
     bool animating = true, busy = false;
     for (int frame = 0; !glfwWindowShouldClose(win) && !app.nav().quit();) {
       const double wait = o.frames > 0 ? 0.0 : redraw.wait_seconds(animating, busy, seconds() - last);
@@ -183,7 +186,8 @@ int run_window(const Options& o, int chapter_index) {
       else glfwPollEvents();
       const double now = seconds();
       const InputBatch input = input_queue().take();
-      handle_input(app, win, now, input);
+      handle_input(app, win, now, input, wheel_after_move);
+      if (wheel_after_move.holding()) input_queue().touch();  // the held turn is owed its frame
       if (app.nav().fullscreen() != fullscreen) {
         fullscreen = app.nav().fullscreen();
         set_fullscreen(win, fullscreen, saved);
