@@ -49,6 +49,8 @@ class App {
   // animating, a toast, a job or a live run in progress. The window sleeps when this is false
   // and nothing happened (draw on demand).
   bool animating(double now);
+  // The toast's words at `now` (a key's answer, "wrote onegpu-field.png"), "" when none shows.
+  std::string toast_now(double now) const;
   // Background work (jobs, the long run, a live run) is going on: worth a few frames a second
   // so its status line moves, not sixty.
   bool busy();
@@ -113,9 +115,8 @@ class App {
   void draw_lab(int fb_w, int fb_h, bool whole);
   // Clears the whole frame (black when blanked, else `colour`).
   void clear_frame(int fb_w, int fb_h);
-  void begin_ui(int fb_w, int fb_h, float dt);
+  void begin_ui(int fb_w, int fb_h, float dt);  // ImGui's new frame (fonts rebuilt if the scale changed)
   void after_frame(int fb_w, int fb_h, double now);  // the requests a frame left (open a trace, PNG)
-  std::string toast_now(double now) const;  // ImGui's new frame (fonts rebuilt if the scale changed)
 
   render::Renderer renderer_;
   Assets assets_;

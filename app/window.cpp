@@ -227,6 +227,10 @@ int run_window(const Options& o, int chapter_index) {
       float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - f0).count();
       smoothed_ms = smoothed_ms * 0.9f + ms * 0.1f;
       app.set_frame_ms(smoothed_ms);
+      // Asked again after the frame: what it did may want more frames (a PNG written puts up its
+      // toast), and the wait below would otherwise sleep on the answer from before it, the
+      // toast showing a second or two late.
+      animating = app.animating(now);
       ++frame;
       if (last_frame) {
         std::printf("drew %d frames at %dx%d (%s)\n", frame, fw, fh, render::gl_description().c_str());

@@ -165,6 +165,26 @@ TEST(Classroom, BlankIsBlackAndAnyKeyBringsThePictureBack) {
   EXPECT_GT(differing_pixels(black, back), 10000);
 }
 
+// Ctrl+S: the frame that writes the PNG asks for the frames its toast needs (the window asks
+// again after each frame; before, it slept on the answer from before the PNG, and an idle
+// chapter's toast came a second or two late), and stops asking once the toast has gone.
+TEST(Classroom, AWrittenPngsToastIsOwedItsFrames) {
+  Stage s("field", true);
+  s.run(s.app->current().duration() + 0.5f);  // the chapter has finished: nothing moves
+  ASSERT_FALSE(s.app->animating(s.now));
+  std::filesystem::create_directories(ONEGPU_TEST_OUT);
+  const std::string path = std::string(ONEGPU_TEST_OUT) + "/classroom_ctrl_s.png";
+  std::filesystem::remove(path);
+  s.app->request_png(path);
+  s.run(0.1f);
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(s.app->toast_now(s.now), "wrote " + path);
+  EXPECT_TRUE(s.app->animating(s.now)) << "the toast is owed its frames";
+  s.run(4.5f);
+  EXPECT_EQ(s.app->toast_now(s.now), "");
+  EXPECT_FALSE(s.app->animating(s.now)) << "and no more once it has gone";
+}
+
 TEST(Classroom, ReducedMotionOpensChaptersFinished) {
   Stage s("field", false);
   s.app->nav().apply(Action::ToggleReducedMotion, s.now);
