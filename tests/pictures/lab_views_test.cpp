@@ -59,6 +59,11 @@ struct ViewsApp {
     settle();
     frame();  // the first frame settles ImGui's layout
   }
+  // `n` ops of the next step by hand: a step under way, as a learner leaves it.
+  void step_ops(int n) {
+    for (int i = 0; i < n; ++i) JobRunner::shared().step_op();
+    settle();
+  }
 };
 
 int count(const std::vector<std::uint8_t>& px, int x0, int y0, int x1, int y1, bool (*keep)(Rgb)) {
@@ -213,9 +218,7 @@ TEST(LabTabs, ExpertsTrafficLedgerAndChartsComeFromTheStep) {
 TEST(LabTabs, ExpertsAndTrafficShowTheLastFinishedStepWhileOneIsUnderWay) {
   ViewsApp t;
   t.run({"--dp", "2", "--ep", "2", "--batch", "8", "--seq", "16"}, 2);
-  JobRunner& jr = JobRunner::shared();
-  for (int i = 0; i < 3; ++i) jr.step_op();
-  t.settle();
+  t.step_ops(3);
   const RunStep* under_way = t.app->run_state().latest();
   const RunStep* done = t.app->run_state().last_complete();
   ASSERT_NE(under_way, nullptr);
@@ -397,15 +400,14 @@ TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
 TEST(LabCompare, BranchTakesTheLastFinishedStepAndWaitsForAPause) {
   ViewsApp t;
   t.run({"--pp", "2", "--microbatches", "2", "--batch", "4", "--seq", "8"}, 2);
-  JobRunner& jr = JobRunner::shared();
-  for (int i = 0; i < 3; ++i) jr.step_op();
-  t.settle();
+  t.step_ops(3);
   ASSERT_FALSE(t.app->run_state().latest()->complete);
   t.app->lab().set_tab(LabTab::Compare);
   t.frame();
   t.frame("lab_compare_mid_step");
   EXPECT_EQ(t.app->lab().drawn().compare_branch_step, 1) << "step 2, the last finished";
   EXPECT_TRUE(t.app->lab().drawn().compare_can_branch);
+  JobRunner& jr = JobRunner::shared();
   jr.play(0);
   for (int i = 0; i < 200 && jr.status().mode != RunMode::Free; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   t.app->drain_events();
@@ -426,9 +428,7 @@ TEST(LabTimeline, StepButtonsStayPutAsTheStepsWordsChange) {
   t.app->lab().set_tab(LabTab::Timeline);
   t.frame();
   const float finished = t.app->lab().drawn().timeline_prev_x;
-  JobRunner& jr = JobRunner::shared();
-  for (int i = 0; i < 2; ++i) jr.step_op();
-  t.settle();
+  t.step_ops(2);
   t.frame();
   ASSERT_FALSE(t.app->run_state().latest()->complete);
   const float under_way = t.app->lab().drawn().timeline_prev_x;
