@@ -240,8 +240,31 @@ float App::min_label_px(int fb_h, int picture_h) const {
   return render::min_label_px(static_cast<float>(fb_h), static_cast<float>(picture_h), nav_.ui_scale(), density_);
 }
 
+// The Lab's run stops training while the story is shown: it took a core from the chapters'
+// own measured runs (the times they show) and from their frames, unseen. It trains on, at its
+// pace, when the Lab opens again.
+void App::pause_lab_run_outside_lab(double now) {
+  const bool open = nav_.lab_open();
+  if (open == lab_was_open_) return;
+  lab_was_open_ = open;
+  JobRunner& jr = JobRunner::shared();
+  if (open) {
+    if (lab_resume_) jr.play(lab_resume_pace_);
+    lab_resume_ = false;
+    return;
+  }
+  const RunnerStatus st = jr.status();
+  lab_resume_ = st.mode != RunMode::Paused;
+  lab_resume_pace_ = st.mode == RunMode::Paced ? st.ops_per_second : 0.0;
+  if (!lab_resume_) return;
+  jr.pause();
+  notice_ = "The Lab's run waits while the story is shown: L goes back to it, training";
+  notice_until_ = now + 4.0;
+}
+
 void App::frame(int fb_w, int fb_h, float dt, double now) {
   drain_events();
+  pause_lab_run_outside_lab(now);
   if (nav_.lab_open()) {
     frame_lab(fb_w, fb_h, dt, now);
     return;

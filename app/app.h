@@ -117,6 +117,7 @@ class App {
   void clear_frame(int fb_w, int fb_h);
   void begin_ui(int fb_w, int fb_h, float dt);  // ImGui's new frame (fonts rebuilt if the scale changed)
   void after_frame(int fb_w, int fb_h, double now);  // the requests a frame left (open a trace, PNG)
+  void pause_lab_run_outside_lab(double now);
 
   render::Renderer renderer_;
   Assets assets_;
@@ -142,6 +143,10 @@ class App {
   std::uint64_t recorded_over_ = 0;  // showing a recorded run while the live one is this generation
   bool recorded_ = false;
   bool lab_autostarted_ = false;  // the Lab built its default run the first time it opened
+  // The Lab's run, training when the story was shown, waits for the Lab to open again (pace:
+  // its ops a second, 0 for as fast as it goes).
+  bool lab_was_open_ = false, lab_resume_ = false;
+  double lab_resume_pace_ = 0;
   std::unique_ptr<Lab> lab_;
   render::RetainedLayer lab_frame_;  // the last Lab frame (draw_lab)
   // draw_lab's per-frame lists, kept so that a frame allocates nothing.

@@ -458,6 +458,44 @@ TEST(LabTrace, ARecordedRunsFieldsMakeARunThatCanBeApplied) {
   EXPECT_FALSE(t.app->lab().drawn().config_unapplied) << "the fields are the recorded run's, not changes";
 }
 
+// Leaving the Lab while its run trains pauses the run (it took a core from the chapters' own
+// measured runs, unseen) and says so; opening the Lab again trains on at the same pace.
+TEST(LabRun, WaitsWhileTheStoryIsShownAndTrainsOnWhenTheLabOpens) {
+  ViewsApp t;
+  t.run({"--batch", "4", "--seq", "8"}, 1);
+  JobRunner& jr = JobRunner::shared();
+  auto wait_for = [&](RunMode m) {
+    for (int i = 0; i < 400 && jr.status().mode != m; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return jr.status().mode;
+  };
+  for (double pace : {0.0, 5.0}) {
+    jr.play(pace);
+    const RunMode going = pace > 0 ? RunMode::Paced : RunMode::Free;
+    ASSERT_EQ(wait_for(going), going);
+    t.frame();
+    t.app->nav().set_lab(false);
+    t.app->frame(1600, 900, 0.0f, 10.0);
+    EXPECT_EQ(wait_for(RunMode::Paused), RunMode::Paused) << "pace " << pace;
+    EXPECT_NE(t.app->toast_now(10.0).find("waits while the story is shown"), std::string::npos);
+    const int steps = jr.status().steps_done;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(jr.status().steps_done, steps) << "no step trains behind the story";
+    t.app->nav().set_lab(true);
+    t.frame();
+    EXPECT_EQ(wait_for(going), going) << "the Lab again: training on";
+    EXPECT_DOUBLE_EQ(jr.status().ops_per_second, pace);
+  }
+  jr.pause();
+  t.settle();
+  // Paused when the story was shown: still paused when the Lab opens.
+  t.app->nav().set_lab(false);
+  t.app->frame(1600, 900, 0.0f, 20.0);
+  t.app->nav().set_lab(true);
+  t.frame();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(jr.status().mode, RunMode::Paused);
+}
+
 // The lanes' label column names every lane while they are tall enough to read, and each
 // stage's band of lanes when they are not (64 GPUs in 1600x900): never a column of nothing.
 TEST(LabTimeline, LanesAreNamedOneByOneOrByStage) {
