@@ -146,6 +146,7 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   std::snprintf(label, sizeof label, "Branch step %d", rec ? rec->step + 1 : 0);
   flow(button_w(label));
   drawn_.compare_branch_step = rec ? rec->step : -1;
+  drawn_.compare_can_cancel = false;
   drawn_.compare_can_branch = can;
   ImGui::BeginDisabled(!can);
   if (ImGui::Button(label)) runner_.branch(other, rec->step);
@@ -153,7 +154,16 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   drawn_.compare_right = content_right();
   ImGui::EndDisabled();
   if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
-  else if (!st.job.empty()) ImGui::TextDisabled("%s …", st.job.c_str());
+  else if (!st.job.empty()) {
+    // A late step's branch trains every step before it again: minutes, with the run held. The
+    // button goes first, where the progress words growing cannot move it.
+    drawn_.compare_can_cancel = st.job.rfind("branching", 0) == 0;
+    if (drawn_.compare_can_cancel) {
+      if (ImGui::SmallButton("Cancel")) runner_.cancel_branch();
+      ImGui::SameLine();
+    }
+    ImGui::TextDisabled("%s …", st.job.c_str());
+  }
   else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
   else if (training) words_dim("Pause the run (Space) to branch one of its finished steps.");
   else if (rec && rec->complete && rec->step > 0)

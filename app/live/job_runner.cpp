@@ -39,6 +39,7 @@ struct JobRunner::Command {
   enum Kind { Configure, Play, Pause, StepOp, StepMicrobatch, StepWhole, Reset, Job, Branch } kind = Pause;
   cli::TrainArgs args;
   int step = 0;  // Branch
+  std::uint64_t serial = 0;  // Branch: its number, for cancel_branch
   std::size_t ring = std::size_t{1} << 16;
   double pace = 0;
   std::string what;
@@ -214,8 +215,11 @@ void JobRunner::branch(const cli::TrainArgs& other, int step) {
   c.kind = Command::Branch;
   c.args = other;
   c.step = step;
+  c.serial = ++branches_asked_;
   push(std::move(c));
 }
+
+void JobRunner::cancel_branch() { branches_cancelled_.store(branches_asked_.load()); }
 
 std::shared_ptr<const BranchRun> JobRunner::branched() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -359,7 +363,7 @@ void JobRunner::carry_out(Command& c) {
         }
         break;
       case Command::Branch:
-        do_branch(c.args, c.step);
+        do_branch(c.args, c.step, c.serial);
         break;
       case Command::Play:
         if (!run_->trainer) throw trainer::Error("no run to play: choose a configuration first");
@@ -568,7 +572,7 @@ void JobRunner::emit(const Event& e) {
 }
 
 
-void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
+void JobRunner::do_branch(const cli::TrainArgs& other, int step, std::uint64_t serial) {
   Live& L = *run_;
   if (!L.info || !L.data) throw trainer::Error("no run to branch from: choose a configuration first");
   if (step < 0 || step >= status_.steps_done) throw trainer::Error("branch: step " + std::to_string(step + 1) + " is not finished yet");
@@ -607,6 +611,11 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step) {
   std::vector<Event> kept;
   std::int64_t said = now_ns();
   for (int i = 0; i <= step; ++i) {
+    if (branches_cancelled_.load() >= serial) {  // cancel_branch: nothing is kept, the last branch stays
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.job.clear();
+      return;
+    }
     // A late step is reached by training every step before it again: say how far it is.
     if (now_ns() - said > 250'000'000) {
       said = now_ns();

@@ -121,6 +121,9 @@ class JobRunner {
   // `other` (its dp, ep, pp, vstages, microbatches, schedule, link); the rest of the live
   // run's configuration is kept. The result is branch() once done; the live run is untouched.
   void branch(const cli::TrainArgs& other, int step);
+  // Any thread: the branches asked for so far stop (before their next step) or never start;
+  // the branch shown before them stays. A branch of a late step trains every step before it.
+  void cancel_branch();
 
   // Any thread: background work for the chapters, run on the runner's thread between ops.
   std::shared_future<void> post(std::string what, std::function<void()> job);
@@ -151,7 +154,7 @@ class JobRunner {
   void carry_out(Command& c);
   void quantum();  // one slice of play
   void do_configure(const cli::TrainArgs& a, std::size_t ring_capacity);
-  void do_branch(const cli::TrainArgs& other, int step);
+  void do_branch(const cli::TrainArgs& other, int step, std::uint64_t serial);
   void ensure_step();
   void after_ops();  // finishes the step if its last op ran
   void finish_step(bool by_hand);
@@ -174,6 +177,7 @@ class JobRunner {
   bool by_hand_ = false;  // the current step had an op released by hand
   std::uint64_t generation_ = 0;
   std::atomic<bool> jobs_idle_class_{false};
+  std::atomic<std::uint64_t> branches_asked_{0}, branches_cancelled_{0};  // branch() calls; those cancel_branch() covers
   std::thread thread_;  // last: it starts at construction and reads the members above
 };
 

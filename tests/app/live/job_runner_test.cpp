@@ -141,6 +141,27 @@ TEST(JobRunner, StepsByHandAreBitwiseTheFreeSteps) {
   EXPECT_NE(hand.rs.find(0)->weights_fingerprint, hand.rs.find(1)->weights_fingerprint) << "an update moves them";
 }
 
+// A branch of a late step trains every step before it again (minutes at step 10,000, the live
+// run held meanwhile): cancel_branch stops it, keeps no result and leaves no error, and covers
+// only the branches asked for before it.
+TEST(JobRunner, ABranchCanBeCancelled) {
+  Watched w;
+  w.jr.configure(split(1, 1, 1, 1));
+  for (int i = 0; i < 3; ++i) w.jr.step_whole();
+  w.settle();
+  ASSERT_TRUE(w.jr.status().error.empty()) << w.jr.status().error;
+  w.jr.branch(split(1, 1, 1, 1), 2);
+  w.jr.cancel_branch();
+  w.settle();
+  EXPECT_EQ(w.jr.branched(), nullptr) << "cancelled: nothing kept";
+  EXPECT_EQ(w.jr.status().job, "");
+  EXPECT_EQ(w.jr.status().error, "");
+  w.jr.branch(split(1, 1, 1, 1), 2);
+  w.settle();
+  ASSERT_NE(w.jr.branched(), nullptr) << "a branch asked for after the cancel runs";
+  EXPECT_EQ(w.jr.branched()->step, 2);
+}
+
 TEST(JobRunner, StepsCarryMemoryRouterAndTraffic) {
   Watched w;
   w.jr.configure(split(2, 2, 1, 1));
