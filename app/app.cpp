@@ -31,7 +31,6 @@ namespace {
 // shaded).
 constexpr glm::vec4 kPanelBg = render::rgb(0x10141d);
 
-ImU32 im32(glm::vec4 c) { return ImGui::ColorConvertFloat4ToU32(im(c)); }
 
 void apply_style(float scale) {
   ImGuiStyle style;
@@ -727,8 +726,8 @@ void App::draw_progress_dots(float cs) {
     if (chapters[i].part != p) { p = chapters[i].part; x += part_gap; }
     ImVec2 c{x + step * 0.5f, y};
     bool here = i == nav_.index();
-    if (here) dl->AddCircleFilled(c, r * 1.5f, im32(render::palette::focus));
-    else dl->AddCircleFilled(c, r, im32(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
+    if (here) dl->AddCircleFilled(c, r * 1.5f, col(render::palette::focus));
+    else dl->AddCircleFilled(c, r, col(i < nav_.index() ? render::palette::lit : render::palette::text_dim));
     ImGui::SetCursorScreenPos({x, y - step * 0.5f});
     ImGui::PushID(i);
     if (ImGui::InvisibleButton("dot", {step, step})) nav_.go_to(i);

@@ -49,11 +49,11 @@ const RunStep* Lab::shown(const RunState& rs) const {
 
 // A running step's router counts and traffic rows come at its end: following the latest step,
 // the Experts and Traffic tabs showed none for as long as a run trained.
-const RunStep* Lab::shown_counted(const RunState& rs) const {
+const RunStep* Lab::shown_counted(const RunState& rs, bool* earlier) const {
   const RunStep* s = shown(rs);
-  if (s && !s->complete && pick_step_ < 0)
-    if (const RunStep* done = rs.last_complete()) return done;
-  return s;
+  const RunStep* done = s && !s->complete && pick_step_ < 0 ? rs.last_complete() : nullptr;
+  if (earlier) *earlier = done != nullptr;
+  return done ? done : s;
 }
 
 double Lab::playhead(const RunState& rs) const {

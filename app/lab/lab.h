@@ -166,7 +166,8 @@ class Lab {
   const RunStep* shown(const RunState& rs) const;
   // The step the Experts and Traffic tabs show: shown(), or the last one finished while the
   // latest is under way and no step was picked (a step's counts come at its end).
-  const RunStep* shown_counted(const RunState& rs) const;
+  // *earlier (if given): whether that is the last finished step rather than shown()'s.
+  const RunStep* shown_counted(const RunState& rs, bool* earlier = nullptr) const;
   double playhead(const RunState& rs) const;
   bool wall_clock() const { return wall_clock_; }
   const LabDrawn& drawn() const { return drawn_; }

@@ -15,9 +15,6 @@
 
 namespace onegpu::app {
 
-namespace {
-}  // namespace
-
 void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
   drawn_.bubble_shown = false;
   ImGui::PushFont(fonts.small);

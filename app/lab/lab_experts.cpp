@@ -74,7 +74,8 @@ void heat_grid(ImDrawList* dl, ImVec2 p, ImVec2 size, int rows, int cols, const 
 }  // namespace
 
 void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
-  const RunStep* rec = shown_counted(rs);
+  bool earlier = false;
+  const RunStep* rec = shown_counted(rs, &earlier);
   const LiveRun* run = rs.run();
   drawn_.heat.clear();
   drawn_.heat_numbered.clear();
@@ -103,7 +104,7 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
   }
   words_dim("step %d%s · tokens each expert took, per layer (the routers' own choices, top-%d of %d) · %lld in all · "
             "busiest expert %.2f× the mean (1.00 is even)",
-            rec->step + 1, rec != shown(rs) ? " (the last finished)" : "", run->model.top_k, E, (long long)total, worst);
+            rec->step + 1, earlier ? " (the last finished)" : "", run->model.top_k, E, (long long)total, worst);
   ImGui::PopFont();
   drawn_.heat = rec->router;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
@@ -112,7 +113,8 @@ void Lab::experts(const RunState& rs, float s, const LabFonts& fonts) {
 }
 
 void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
-  const RunStep* rec = shown_counted(rs);
+  bool earlier = false;
+  const RunStep* rec = shown_counted(rs, &earlier);
   const LiveRun* run = rs.run();
   drawn_.traffic.clear();
   if (!run || !rec) {
@@ -156,7 +158,7 @@ void Lab::traffic(const RunState& rs, float s, const LabFonts& fonts) {
   }
   words_dim("step %d%s · token rows the forward dispatch sent to another GPU, GPU (row) → GPU (column) · %lld rows "
             "(combine sends each one back; the backward pass does both again)",
-            rec->step + 1, rec != shown(rs) ? " (the last finished)" : "", (long long)crossed);
+            rec->step + 1, earlier ? " (the last finished)" : "", (long long)crossed);
   ImGui::PopFont();
   drawn_.traffic = m;
   const ImVec2 p = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
