@@ -63,6 +63,14 @@ struct ViewsApp {
   void step_ops(int n) {
     for (int i = 0; i < n; ++i) JobRunner::shared().step_op();
     settle();
+    // The ops' events can reach the run state a moment after the runner goes idle (a CI run
+    // once saw the step under way still missing): drained until it shows, as frames would.
+    for (int i = 0; i < 400; ++i) {
+      app->drain_events();
+      const RunStep* s = app->run_state().latest();
+      if (s && !s->complete) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 };
 
