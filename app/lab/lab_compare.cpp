@@ -166,8 +166,22 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   }
   else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
   else if (training) words_dim("Pause the run (Space) to branch one of its finished steps.");
-  else if (rec && rec->complete && rec->step > 0)
-    words_dim("The branch trains steps 1 to %d again under its split, then compares step %d.", rec->step + 1, rec->step + 1);
+  else if (rec && rec->complete && rec->step > 0) {
+    // The runner keeps the live run's state before some steps; a branch starts from the newest
+    // one at or before the step (JobRunner::keep_state), else from the seed.
+    int first = 0;
+    for (int k : st.kept_states)
+      if (k <= rec->step) first = k;
+    if (first == rec->step)
+      words_dim("The branch runs step %d under its split from the live run's state before it, then compares the two.",
+                rec->step + 1);
+    else if (first > 0)
+      words_dim("The branch starts from the live run's state after step %d, trains steps %d to %d under its split, then "
+                "compares step %d.", first, first + 1, rec->step + 1, rec->step + 1);
+    else
+      words_dim("The branch trains steps 1 to %d again under its split, then compares step %d.", rec->step + 1,
+                rec->step + 1);
+  }
   ImGui::PopFont();
 
   const RunStep* a = branch_ && branch_rs_ && branch_->live_generation == run->generation ? rs.find(branch_->step) : nullptr;

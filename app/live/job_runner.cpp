@@ -65,6 +65,13 @@ struct JobRunner::Live {
   std::shared_ptr<LiveRun> info;
   std::int64_t step_wall_begin = 0;
   std::vector<float> master_before;  // by-layer runs: the weights before this step's update
+  // The run's state at the start of some steps (ParallelTrainer::state_into), oldest first: a
+  // branch of a late step starts from the newest one at or before it instead of training every
+  // step from the first again. keep_state() takes one before a step once the time since the
+  // last is 50 times what that one took (2% of a free run's time at most; before every step of a
+  // run stepped by hand or at a pace), and keeps as many as fit in kStatesBytes, at most eight.
+  std::deque<trainer::ParallelTrainer::State> states;
+  std::int64_t state_taken_at = 0, state_cost = 0;
 };
 
 namespace {
@@ -337,6 +344,7 @@ void JobRunner::publish_status() {
   s.building = status_.building;
   s.building_what = status_.building_what;
   s.job = status_.job;
+  s.kept_states = std::move(status_.kept_states);  // kept by keep_state
   s.queued = queue_.size();
   status_ = s;
 }
@@ -457,10 +465,12 @@ void JobRunner::do_configure(const cli::TrainArgs& a, std::size_t ring_capacity)
   }
   L.trainer.reset();
   L.heldout_model.reset();
+  L.states.clear();
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_.in_step = false;
     status_.microbatches_released = 0;
+    status_.kept_states.clear();
   }
   if (!L.corpus || L.corpus_path != a.corpus) {
     L.corpus = std::make_unique<trainer::Corpus>(cli::training_corpus(a.corpus));
@@ -511,11 +521,35 @@ void JobRunner::ensure_step() {
     const auto& m = run_->trainer->params(0).master;
     run_->master_before.assign(m.data(), m.data() + m.size());
   }
+  keep_state();
   run_->trainer->begin_step();
   by_hand_ = false;
   std::lock_guard<std::mutex> lock(mu_);
   status_.in_step = true;
   status_.microbatches_released = 0;
+}
+
+void JobRunner::keep_state() {
+  constexpr std::size_t kStatesBytes = std::size_t{128} << 20, kMaxStates = 8;  // RunState keeps kFullSteps (6) steps whole to branch
+  Live& L = *run_;
+  const int step = L.trainer->steps_done();
+  if (step == 0 || (!L.states.empty() && L.states.back().step == step)) return;  // step 1 starts from the seed
+  const std::int64_t t0 = now_ns();
+  if (!L.states.empty() && t0 - L.state_taken_at < 50 * L.state_cost) return;
+  trainer::ParallelTrainer::State s;
+  const std::size_t bytes = L.states.empty() ? 0 : L.states.back().bytes();
+  const std::size_t fit = bytes ? std::clamp<std::size_t>(kStatesBytes / bytes, 1, kMaxStates) : kMaxStates;
+  if (L.states.size() >= fit) {  // the oldest one's arrays take the new state
+    s = std::move(L.states.front());
+    L.states.pop_front();
+  }
+  L.trainer->state_into(s);
+  L.states.push_back(std::move(s));
+  L.state_taken_at = now_ns();
+  L.state_cost = L.state_taken_at - t0;
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.kept_states.clear();
+  for (const auto& k : L.states) status_.kept_states.push_back(k.step);
 }
 
 void JobRunner::after_ops() {
@@ -605,18 +639,29 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step, std::uint64_t s
   if (o.broadcast_first_step)
     info->first_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc, trainer::PlanOptions{.broadcast_model = true}));
   trainer::ParallelTrainer t(info->model, o, *L.data);
+  // From the live run's newest state at or before the step (keep_state), else from the seed.
+  const trainer::ParallelTrainer::State* from = nullptr;
+  for (const auto& k : L.states)
+    if (k.step <= step) from = &k;
+  if (from) t.set_state(*from);
+  const int first = from ? from->step : 0;
+  // A trainer's first step pays once for memory touched for the first time and pools filled: a
+  // branch that would time its very first step runs it once to warm up, then again from the
+  // same state (a branch from the seed keeps the pane's note about step 1 instead).
+  bool warm_up = from && first == step;
   auto out = std::make_shared<BranchRun>();
   out->step = step;
+  out->first = first;
   out->live_generation = L.info->generation;
   std::vector<Event> kept;
   std::int64_t said = now_ns();
-  for (int i = 0; i <= step; ++i) {
+  for (int i = first; i <= step; ++i) {
     if (branches_cancelled_.load() >= serial) {  // cancel_branch: nothing is kept, the last branch stays
       std::lock_guard<std::mutex> lock(mu_);
       status_.job.clear();
       return;
     }
-    // A late step is reached by training every step before it again: say how far it is.
+    // A step far from the newest state before it is reached by training the steps between: say how far it is.
     if (now_ns() - said > 250'000'000) {
       said = now_ns();
       {
@@ -629,6 +674,13 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step, std::uint64_t s
     const std::int64_t w0 = now_ns();
     const trainer::ParallelStepResult r = t.step();
     const std::int64_t w1 = now_ns();
+    if (warm_up) {
+      events->drain([](const Event&) {});
+      t.set_state(*from);
+      warm_up = false;
+      --i;
+      continue;
+    }
     // The engine's events of this step; only the branch step's are kept.
     events->drain([&](const Event& e) {
       if (i == step) kept.push_back(e);

@@ -64,15 +64,17 @@ struct LiveRun {
 };
 
 // A step of the live run run again under another split ("branch this step"): the same
-// model, seed and data, the run replayed from step 1 under the other split up to the branch
-// step, whose events (the engine's own, plus the once-a-step records) are kept for a run
-// state of its own. The weights at the branch point are compared by fingerprint.
+// model, seed and data, the run carried on under the other split from the live run's newest
+// state kept at or before the step (or from step 1 where none is) up to the branch step, whose
+// events (the engine's own, plus the once-a-step records) are kept for a run state of its own.
+// The weights at the branch point are compared by fingerprint.
 struct BranchRun {
   std::shared_ptr<const LiveRun> run;  // the other split (no event stream)
   std::vector<trainer::Event> events;  // the branch step's events
   int step = 0;                        // the branch step (as op events number it, from 0)
   std::uint64_t live_generation = 0;   // the live run it branched from
   std::uint64_t weights_before = 0;    // fingerprint of the weights the step began from (0: not taken)
+  int first = 0;                       // the first step it trained: the live run's state was taken before it
 };
 
 enum class RunMode { Paused, Free, Paced };
@@ -90,6 +92,7 @@ struct RunnerStatus {
   int microbatches_released = 0;
   std::int64_t next_op = -1;  // the op "step one op" runs next (-1: the next step's first)
   std::string job;            // a posted job running now ("" if none)
+  std::vector<int> kept_states;  // steps (from 0) before which the live run's state is kept, oldest first: a branch starts there
   std::size_t queued = 0;     // commands not yet carried out
   bool working = false;       // a command is being carried out now: when it ends, the picture changes
 };
@@ -122,7 +125,8 @@ class JobRunner {
   // run's configuration is kept. The result is branch() once done; the live run is untouched.
   void branch(const cli::TrainArgs& other, int step);
   // Any thread: the branches asked for so far stop (before their next step) or never start;
-  // the branch shown before them stays. A branch of a late step trains every step before it.
+  // the branch shown before them stays. A branch trains every step from the state it starts
+  // from (the seed's, for a step before any state was kept).
   void cancel_branch();
 
   // Any thread: background work for the chapters, run on the runner's thread between ops.
@@ -156,6 +160,7 @@ class JobRunner {
   void do_configure(const cli::TrainArgs& a, std::size_t ring_capacity);
   void do_branch(const cli::TrainArgs& other, int step, std::uint64_t serial);
   void ensure_step();
+  void keep_state();  // before a step: the run's state, kept for branches (Live::states)
   void after_ops();  // finishes the step if its last op ran
   void finish_step(bool by_hand);
   void emit(const trainer::Event& e);  // the runner's lane; waits for room

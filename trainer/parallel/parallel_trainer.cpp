@@ -1848,11 +1848,11 @@ enum class StateArray { Master, AdamM, AdamV };
 // One optimizer array of the whole model in the unsharded layout (zero 1: from the pieces), or
 // the reverse: `out` scattered into every rank's copy or piece.
 template <class Ranks>  // Impl::Rank, deduced (the type is private)
-std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which) {
+void gather_state_into(const Ranks& ranks, bool zero1, StateArray which, std::vector<float>& out) {
   std::int64_t n = 0;
   for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
-  std::vector<float> out((std::size_t)n, 0.f);
+  out.assign((std::size_t)n, 0.f);  // the same size again: no new array
   std::set<std::int64_t> taken;  // full offsets of tensors copied
   for (const auto& R : ranks) {
     const ParamStore& P = R.model->params();
@@ -1870,6 +1870,12 @@ std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which
     for (const auto& t : P.tensors())
       if (taken.insert(t.full_offset).second) std::copy_n(src + t.offset, t.size(), out.data() + t.full_offset);
   }
+}
+
+template <class Ranks>
+std::vector<float> gather_state(const Ranks& ranks, bool zero1, StateArray which) {
+  std::vector<float> out;
+  gather_state_into(ranks, zero1, which, out);
   return out;
 }
 
@@ -2195,6 +2201,34 @@ void ParallelTrainer::load(const std::string& path, bool keep_its_steps) {
   I.step_ = (int)L.step;
   I.data_rng.set_state(L.data_rng);
   if (keep_its_steps) I.adopt_steps(L.planned);
+}
+
+void ParallelTrainer::state_into(State& s) const {
+  const Impl& I = *impl_;
+  if (I.current || I.stepping) throw Error("state: a step is in progress");
+  if (I.opt.comm) throw Error("state: the ranks are in other processes (save() writes a checkpoint instead)");
+  gather_state_into(I.ranks, I.zero1(), StateArray::Master, s.master);
+  gather_state_into(I.ranks, I.zero1(), StateArray::AdamM, s.adam_m);
+  gather_state_into(I.ranks, I.zero1(), StateArray::AdamV, s.adam_v);
+  s.step = I.step_;
+  s.data_rng = I.data_rng.state();
+}
+
+void ParallelTrainer::set_state(const State& s) {
+  Impl& I = *impl_;
+  if (I.current || I.stepping) throw Error("set_state: a step is in progress");
+  if (I.opt.comm) throw Error("set_state: the ranks are in other processes (load() reads a checkpoint instead)");
+  std::vector<ParamTensor> tensors;
+  for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
+  const std::size_t n = (std::size_t)full_count(tensors);
+  if (s.master.size() != n || s.adam_m.size() != n || s.adam_v.size() != n || s.step < 0)
+    throw Error("set_state: the state is of another model (" + std::to_string(s.master.size()) + " weights, this one has " +
+                std::to_string(n) + ")");
+  scatter_state(I.ranks, I.zero1(), StateArray::Master, s.master);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, s.adam_m);
+  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, s.adam_v);
+  I.step_ = s.step;
+  I.data_rng.set_state(s.data_rng);
 }
 
 bool ParallelTrainer::replicas_agree() const {

@@ -194,6 +194,21 @@ class ParallelTrainer {
   // file written before they were recorded leaves the run's.
   void save(const std::string& path) const;
   void load(const std::string& path, bool keep_its_steps = false);
+  // What save() writes, in memory instead of a file (virtual ranks only): the unsharded master
+  // weights and both Adam moments, the steps done and the data RNG. set_state() takes it into a
+  // run of the same model under any split, which then goes on as load() would have it (the
+  // Lab's branch of a late step starts from the live run's state a step or a few before it,
+  // instead of training every step from the first again). state_into() reuses s's arrays:
+  // a fresh array's first writes cost more than the copy. Both throw Error during a step, for
+  // ranks in other processes, and (set_state) for a state of another model.
+  struct State {
+    std::vector<float> master, adam_m, adam_v;
+    int step = 0;
+    std::uint64_t data_rng = 0;
+    std::size_t bytes() const { return (master.size() + adam_m.size() + adam_v.size()) * sizeof(float); }
+  };
+  void state_into(State& s) const;
+  void set_state(const State& s);
   // Every copy of every weight (on all ranks that hold it) is bitwise the same.
   bool replicas_agree() const;
   // Token rows (token × chosen expert) `rank` sent to experts on other ranks in the forward

@@ -162,6 +162,50 @@ TEST(JobRunner, ABranchCanBeCancelled) {
   EXPECT_EQ(w.jr.branched()->step, 2);
 }
 
+// A branch starts from the live run's newest state kept at or before its step (keep_state)
+// instead of training every step from the first again: under the live run's own split it ends
+// the step with the live loss bit for bit, and from the state kept just before the step it began
+// from the live run's very weights. A new run keeps none of the old run's states.
+TEST(JobRunner, ABranchStartsFromTheLiveRunsKeptState) {
+  Watched w;
+  w.jr.configure(split(2, 2, 1, 1));
+  for (int i = 0; i < 4; ++i) w.jr.step_whole();
+  w.settle();
+  ASSERT_TRUE(w.jr.status().error.empty()) << w.jr.status().error;
+  const std::vector<int> kept = w.jr.status().kept_states;
+  ASSERT_FALSE(kept.empty());
+  EXPECT_EQ(kept.front(), 1) << "the first is taken before the second step (the first starts from the seed)";
+  for (std::size_t i = 1; i < kept.size(); ++i) EXPECT_LT(kept[i - 1], kept[i]);
+  EXPECT_LE(kept.back(), 3);
+  auto loss_of = [](const BranchRun& b) {
+    for (const trainer::Event& e : b.events)
+      if (e.kind == trainer::EventKind::StepEnd) return e.value;
+    return -1.0;
+  };
+  for (int step : {3, 1}) {
+    w.jr.branch(split(2, 2, 1, 1), step);
+    w.settle();
+    ASSERT_TRUE(w.jr.status().error.empty()) << w.jr.status().error;
+    const auto b = w.jr.branched();
+    ASSERT_NE(b, nullptr);
+    ASSERT_EQ(b->step, step);
+    int newest = 0;
+    for (int k : kept)
+      if (k <= step) newest = k;
+    EXPECT_EQ(b->first, newest) << "step " << step;
+    const RunStep* live = w.rs.find(step);
+    ASSERT_NE(live, nullptr);
+    EXPECT_EQ(loss_of(*b), live->loss) << "step " << step << ": the same split from the same state";
+  }
+  const RunStep* before = w.rs.find(0);  // step 1's state is always kept: the weights after step 0
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(before->weights_fingerprint, 0u);
+  EXPECT_EQ(w.jr.branched()->weights_before, before->weights_fingerprint);
+  w.jr.reset();
+  w.settle();
+  EXPECT_TRUE(w.jr.status().kept_states.empty()) << "the run from step 0 has none yet";
+}
+
 TEST(JobRunner, StepsCarryMemoryRouterAndTraffic) {
   Watched w;
   w.jr.configure(split(2, 2, 1, 1));

@@ -203,5 +203,60 @@ TEST(Zero, CheckpointsSavedShardedLoadUnshardedAndTheReverse) {
   EXPECT_THROW(t.load(path), Error);
 }
 
+// The state in memory (state_into / set_state, the Lab's branches): taken from a run after 3
+// steps, it carries the run on bitwise under the same split (with or without ZeRO-1), and into
+// another split whole: that run's master weights are the state's, bit for bit, and it trains on
+// from step 3 to losses within summation order of the run that never stopped.
+TEST(Zero, StateInMemoryCarriesARunOnUnderAnySplit) {
+  const Split sp{2, 2, 1, 1, Schedule::OneFOneB};
+  std::vector<double> whole;
+  std::vector<float> whole_master;
+  {
+    ParallelTrainer t(setup().model, options(sp, 0), setup().train);
+    for (int i = 0; i < kSteps; ++i) whole.push_back(t.step().loss);
+    whole_master = t.master_weights();
+  }
+  ParallelTrainer::State s;
+  {
+    ParallelTrainer t(setup().model, options(sp, 1), setup().train);
+    for (int i = 0; i < 3; ++i) t.step();
+    t.begin_step();
+    EXPECT_THROW(t.state_into(s), Error);  // not during a step
+    t.finish_step();
+    ParallelTrainer u(setup().model, options(sp, 1), setup().train);
+    for (int i = 0; i < 3; ++i) u.step();
+    u.state_into(s);
+    const std::vector<float> first(s.master);
+    u.state_into(s);  // again into the same arrays: the same state
+    EXPECT_EQ(s.master, first);
+  }
+  EXPECT_EQ(s.step, 3);
+  for (int zero : {0, 1}) {
+    ParallelTrainer t(setup().model, options(sp, zero), setup().train);
+    t.step();  // a run that has trained already takes it too
+    t.set_state(s);
+    EXPECT_EQ(t.steps_done(), 3);
+    for (int i = 3; i < kSteps; ++i) EXPECT_EQ(t.step().loss, whole[i]) << "zero " << zero << ", step " << i;
+    const std::vector<float> m = t.master_weights();
+    ASSERT_EQ(m.size(), whole_master.size());
+    EXPECT_EQ(std::memcmp(m.data(), whole_master.data(), m.size() * sizeof(float)), 0) << "zero " << zero;
+    EXPECT_TRUE(t.replicas_agree());
+  }
+  for (const Split& other : {Split{1, 1, 2, 1, Schedule::GPipe}, Split{4, 4, 2, 1, Schedule::OneFOneB}}) {
+    ParallelTrainer t(setup().model, options(other, 0), setup().train);
+    t.set_state(s);
+    const std::vector<float> m = t.master_weights();
+    ASSERT_EQ(m.size(), s.master.size());
+    EXPECT_EQ(std::memcmp(m.data(), s.master.data(), m.size() * sizeof(float)), 0) << "dp " << other.dp << " pp " << other.pp;
+    EXPECT_TRUE(t.replicas_agree());
+    for (int i = 3; i < kSteps; ++i) EXPECT_NEAR(t.step().loss, whole[i], 1e-4 * whole[i]) << "dp " << other.dp << ", step " << i;
+  }
+  // Another model's state is refused in one line.
+  ModelConfig other = setup().model;
+  other.n_layers = 2;
+  ParallelTrainer t(other, options(sp, 0), setup().train);
+  EXPECT_THROW(t.set_state(s), Error);
+}
+
 }  // namespace
 }  // namespace onegpu::trainer
