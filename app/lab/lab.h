@@ -100,6 +100,7 @@ struct LabDrawn {
   double compare_loss[2] = {0, 0}, compare_bubble[2] = {0, 0}, compare_end[2] = {0, 0};
   int compare_lanes[2] = {0, 0};
   bool compare_first_step_note = false;  // the compared step is the run's first: its times warned of
+  std::string compare_began;             // what the verdict says of the weights they began from ("": nothing)
   // compare tab: the Branch button's box and the pane's right edge (window pixels, y down)
   render::Rect compare_branch{};
   int compare_branch_step = -1;     // the step "Branch step N" would branch (from 0)

@@ -203,7 +203,13 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::PushFont(fonts.small);
   const bool same_loss = a->loss == b->loss;
   const double rel = std::fabs(a->loss - b->loss) / std::max(1e-30, std::fabs(a->loss));
-  const std::uint64_t before = a->step > 0 && rs.find(a->step - 1) ? rs.find(a->step - 1)->weights_fingerprint : 0;
+  // The live weights the step began from: the step before's fingerprint (its line in the
+  // history once it left the steps kept whole).
+  std::uint64_t before = 0;
+  if (const RunStep* p = a->step > 0 ? rs.find(a->step - 1) : nullptr) before = p->weights_fingerprint;
+  else if (a->step > 0)
+    for (auto it = rs.history().rbegin(); it != rs.history().rend() && it->step >= a->step - 1; ++it)
+      if (it->step == a->step - 1) before = it->weights_fingerprint;
   char verdict[256];
   if (same_loss)
     std::snprintf(verdict, sizeof verdict, "step %d: losses equal bit for bit (%.6f)", a->step + 1, a->loss);
@@ -211,10 +217,18 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
     std::snprintf(verdict, sizeof verdict, "step %d: losses %.6f and %.6f, relative difference %.2e", a->step + 1, a->loss,
                   b->loss, rel);
   ImGui::TextColored(same_loss ? ImVec4{0.55f, 0.85f, 0.55f, 1} : ImVec4{0.96f, 0.65f, 0.14f, 1}, "%s", verdict);
-  ImGui::SameLine();
-  if (a->step == 0) words_dim("· both began from the seed's initial weights");
-  else if (before && before == branch_->weights_before) words_dim("· both began from weights equal bit for bit");
-  else if (before) words_dim("· the weights they began from differ in rounding (the earlier steps ran under each split)");
+  // Where they began (a recorded run's steps carry no fingerprint: then the state the branch
+  // started from says it, or nothing is said).
+  const char* began = nullptr;
+  if (a->step == 0) began = "· both began from the seed's initial weights";
+  else if (before && before == branch_->weights_before) began = "· both began from weights equal bit for bit";
+  else if (before) began = "· the weights they began from differ in rounding (the earlier steps ran under each split)";
+  else if (branch_->first == a->step) began = "· the branch began from the live run's state before this step";
+  drawn_.compare_began = began ? began : "";
+  if (began) {
+    ImGui::SameLine();
+    words_dim("%s", began);
+  }
   // A run's first step pays once for memory touched for the first time and pools filled, and the
   // branch re-runs it in a warmed-up process: its times say little about the two splits.
   drawn_.compare_first_step_note = a->step == 0;

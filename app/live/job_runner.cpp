@@ -535,7 +535,9 @@ void JobRunner::keep_state() {
   const int step = L.trainer->steps_done();
   if (step == 0 || (!L.states.empty() && L.states.back().step == step)) return;  // step 1 starts from the seed
   const std::int64_t t0 = now_ns();
-  if (!L.states.empty() && t0 - L.state_taken_at < 50 * L.state_cost) return;
+  // A free run: 2% of its time at most. By hand or at a pace, every step (a press, a tick, is
+  // far longer than the copy; the first copies, into fresh pages, cost the most).
+  if (mode_ == RunMode::Free && !L.states.empty() && t0 - L.state_taken_at < 50 * L.state_cost) return;
   trainer::ParallelTrainer::State s;
   const std::size_t bytes = L.states.empty() ? 0 : L.states.back().bytes();
   const std::size_t fit = bytes ? std::clamp<std::size_t>(kStatesBytes / bytes, 1, kMaxStates) : kMaxStates;

@@ -191,7 +191,8 @@ void RunState::close(RunStep& s) {
       s.bubble = sm.stage_idle.empty() ? 0.0 : idle / (double)sm.stage_idle.size();
     }
   }
-  StepLine line{s.step, s.loss, s.grad_norm, s.tokens_per_s, s.bubble, s.textbook, s.virtual_s, s.wall_s, s.lr, s.heldout};
+  StepLine line{s.step,      s.loss, s.grad_norm, s.tokens_per_s, s.bubble, s.textbook, s.virtual_s,
+                s.wall_s,    s.lr,   s.heldout,   s.weights_fingerprint};
   history_.push_back(line);
   while (history_.size() > kHistoryLines) history_.pop_front();
   trim();

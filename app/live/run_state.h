@@ -85,6 +85,7 @@ struct StepLine {
   int step = 0;
   double loss = 0, grad_norm = 0, tokens_per_s = 0, bubble = 0, textbook = 0, virtual_s = 0, wall_s = 0;
   double lr = 0, heldout = 0;  // NaN when the step did not report them
+  std::uint64_t weights_fingerprint = 0;  // after the update (0: not taken); Compare reads the step before a branch's
 };
 
 class RunState {

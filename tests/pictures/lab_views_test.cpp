@@ -403,6 +403,34 @@ TEST(LabCompare, GPipeBranchOfAOneFOneBStep) {
   EXPECT_GT(count(px, 360, 480, 1290, 880, fills::pink), 2000) << "and backwards";
 }
 
+// The oldest step the run state keeps whole has lost the step before it, whose fingerprint says
+// what weights it began from: the history line keeps it, so the verdict still says whether the
+// branch began from the same weights (it began from the runner's state kept before the step:
+// the same bits), and says nothing else on its line.
+TEST(LabCompare, TheOldestWholeStepStillSaysWhatItBeganFrom) {
+  ViewsApp t;
+  const std::vector<std::string> flags{"--pp", "2", "--microbatches", "2", "--batch", "4", "--seq", "8"};
+  t.run(flags, 9);
+  t.app->drain_events();
+  const int oldest = t.app->run_state().steps().front().step;
+  ASSERT_GT(oldest, 0);
+  ASSERT_EQ(t.app->run_state().find(oldest - 1), nullptr) << "the step before is no longer kept whole";
+  JobRunner& jr = JobRunner::shared();
+  std::vector<std::string> other = flags;
+  other.insert(other.end(), {"--schedule", "gpipe"});
+  jr.branch(lab_train_args(other), oldest);
+  t.settle();
+  ASSERT_TRUE(jr.status().error.empty()) << jr.status().error;
+  ASSERT_NE(jr.branched(), nullptr);
+  EXPECT_EQ(jr.branched()->first, oldest) << "stepped by hand: a state was kept before every step";
+  t.app->drain_events();
+  t.app->lab().set_tab(LabTab::Compare);
+  t.frame();
+  t.frame("lab_compare_oldest_step");
+  ASSERT_TRUE(t.app->lab().drawn().compared);
+  EXPECT_EQ(t.app->lab().drawn().compare_began, "· both began from weights equal bit for bit");
+}
+
 // Mid-step by hand, Branch takes the last finished step (the one under way has no end yet to
 // compare); while the run trains it waits for a pause (the branch runs on the runner's thread).
 TEST(LabCompare, BranchTakesTheLastFinishedStepAndWaitsForAPause) {
