@@ -348,14 +348,19 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     }
     return rows_left-- > 0;
   };
-  // The step's words in a slot as wide as the latest step's with "(running)", so the buttons
-  // after them stay put while steps go by and as ◀ picks finished ones: a second press of ◀
-  // landed beside it once the words had shrunk.
-  char step[48], widest[48];
+  // The step's words in a slot as wide as "step N (running)" can be with five digits or the
+  // latest step's count of them, each as wide as the widest digit (the font's are not all one
+  // width), so the buttons after them stay put while steps go by, as ◀ picks finished ones (a
+  // second press of ◀ landed beside it once the words had shrunk) and at 1,000 and 10,000.
+  char step[48];
   std::snprintf(step, sizeof step, "step %d%s", rec->step + 1, rec->complete ? "" : " (running)");
   const RunStep* latest = rs.latest();
-  std::snprintf(widest, sizeof widest, "step %d (running)", std::max(rec->step, latest ? latest->step : 0) + 1);
-  const float slot = text_w(widest);
+  const int newest = std::max(rec->step, latest ? latest->step : 0) + 1;
+  int digits = 1;
+  for (int n = newest; n >= 10; n /= 10) ++digits;
+  float digit_w = 0.0f;
+  for (char d = '0'; d <= '9'; ++d) digit_w = std::max(digit_w, text_w(std::string(1, d).c_str()));
+  const float slot = text_w("step  (running)") + (float)std::max(5, digits) * digit_w;
   if (room_for(slot)) {
     ImGui::TextDisabled("%s", step);
     ImGui::SameLine(0.0f, 0.0f);

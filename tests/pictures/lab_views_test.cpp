@@ -470,6 +470,21 @@ TEST(LabTimeline, StepButtonsStayPutAsTheStepsWordsChange) {
   const float under_way = t.app->lab().drawn().timeline_prev_x;
   ASSERT_GT(finished, 0.0f);
   EXPECT_NEAR(under_way, finished, 2.0f) << "\"step 2\" then \"step 3 (running)\"";
+  // Nor when the steps' count gains a digit (step 9, then step 10).
+  JobRunner::shared().step_whole();  // the step under way
+  for (int i = 0; i < 6; ++i) JobRunner::shared().step_whole();
+  t.settle();
+  t.app->drain_events();
+  t.frame();
+  ASSERT_EQ(t.app->run_state().latest()->step, 8);
+  const float nine = t.app->lab().drawn().timeline_prev_x;
+  JobRunner::shared().step_whole();
+  t.settle();
+  t.app->drain_events();
+  t.frame();
+  ASSERT_EQ(t.app->run_state().latest()->step, 9);
+  EXPECT_EQ(t.app->lab().drawn().timeline_prev_x, nine) << "\"step 9\" then \"step 10\"";
+  EXPECT_NEAR(nine, finished, 2.0f);
 }
 
 // A trace read back shows its split in the configuration's fields, with a batch that split
