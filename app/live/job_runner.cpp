@@ -530,7 +530,8 @@ void JobRunner::ensure_step() {
 }
 
 void JobRunner::keep_state() {
-  constexpr std::size_t kStatesBytes = std::size_t{128} << 20, kMaxStates = 8;  // RunState keeps kFullSteps (6) steps whole to branch
+  // Eight: RunState keeps kFullSteps (6) steps whole, each of them a step to branch.
+  constexpr std::size_t kStatesBytes = std::size_t{128} << 20, kMaxStates = 8;
   Live& L = *run_;
   const int step = L.trainer->steps_done();
   if (step == 0 || (!L.states.empty() && L.states.back().step == step)) return;  // step 1 starts from the seed
@@ -663,7 +664,8 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step, std::uint64_t s
       status_.job.clear();
       return;
     }
-    // A step far from the newest state before it is reached by training the steps between: say how far it is.
+    // A step far from the newest state before it (or from the seed) is reached by training the
+    // steps between: say how far it is.
     if (now_ns() - said > 250'000'000) {
       said = now_ns();
       {
