@@ -1852,7 +1852,9 @@ void gather_state_into(const Ranks& ranks, bool zero1, StateArray which, std::ve
   std::int64_t n = 0;
   for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
-  out.assign((std::size_t)n, 0.f);  // the same size again: no new array
+  // Every weight is some rank's (its root's, or under ZeRO-1 one rank's piece): each element is
+  // written below, so an array of the same size is reused as it is (no new one, no clearing).
+  out.resize((std::size_t)n);
   std::set<std::int64_t> taken;  // full offsets of tensors copied
   for (const auto& R : ranks) {
     const ParamStore& P = R.model->params();
