@@ -105,6 +105,7 @@ struct LabDrawn {
   render::Rect compare_branch{};
   int compare_branch_step = -1;     // the step "Branch step N" would branch (from 0)
   bool compare_can_branch = false;  // and whether the button takes a press now
+  bool compare_pauses_first = false;  // the run trains: the button pauses it, then branches
   bool compare_can_cancel = false;  // a branch is running: its Cancel button is shown
   float compare_right = 0;
   float compare_x1[2] = {0, 0};       // where each timeline's step ends, window pixels (one scale)

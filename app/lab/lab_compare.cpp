@@ -138,18 +138,23 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   other.microbatches = compare_.microbatches, other.schedule = compare_.schedule;
   const std::string why = JobRunner::check(other);
   const RunnerStatus st = runner_.status();
-  // Not while the run trains: the branch runs on the same thread, from step 1 to the one picked,
-  // and the live run would stop meanwhile without a word.
+  // While the run trains, the button pauses it first and says so: the branch runs on the
+  // runner's thread (the live run would stop meanwhile without a word), and a step trained on
+  // past leaves the steps kept whole before the comparison could show it.
   const bool training = st.mode != RunMode::Paused;
-  const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building && !training;
+  const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building;
   char label[48];
-  std::snprintf(label, sizeof label, "Branch step %d", rec ? rec->step + 1 : 0);
+  std::snprintf(label, sizeof label, training ? "Pause and branch step %d" : "Branch step %d", rec ? rec->step + 1 : 0);
+  drawn_.compare_pauses_first = training;
   flow(button_w(label));
   drawn_.compare_branch_step = rec ? rec->step : -1;
   drawn_.compare_can_cancel = false;
   drawn_.compare_can_branch = can;
   ImGui::BeginDisabled(!can);
-  if (ImGui::Button(label)) runner_.branch(other, rec->step);
+  if (ImGui::Button(label)) {
+    if (training) runner_.pause();  // carried out first: the commands run in order
+    runner_.branch(other, rec->step);
+  }
   drawn_.compare_branch = {{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y}, {ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y}};
   drawn_.compare_right = content_right();
   ImGui::EndDisabled();
@@ -165,7 +170,7 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
     ImGui::TextDisabled("%s …", st.job.c_str());
   }
   else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
-  else if (training) words_dim("Pause the run (Space) to branch one of its finished steps.");
+  else if (training) words_dim("The run pauses for the branch and stays paused: Space trains on.");
   else if (rec && rec->complete && rec->step > 0) {
     // The runner keeps the live run's state before some steps; a branch starts from the newest
     // one at or before the step (JobRunner::keep_state), else from the seed.

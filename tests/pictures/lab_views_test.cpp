@@ -432,8 +432,9 @@ TEST(LabCompare, TheOldestWholeStepStillSaysWhatItBeganFrom) {
 }
 
 // Mid-step by hand, Branch takes the last finished step (the one under way has no end yet to
-// compare); while the run trains it waits for a pause (the branch runs on the runner's thread).
-TEST(LabCompare, BranchTakesTheLastFinishedStepAndWaitsForAPause) {
+// compare); while the run trains the button pauses it first (the branch runs on the runner's
+// thread) and the step it named is the one compared.
+TEST(LabCompare, BranchTakesTheLastFinishedStepAndPausesATrainingRun) {
   ViewsApp t;
   t.run({"--pp", "2", "--microbatches", "2", "--batch", "4", "--seq", "8"}, 2);
   t.step_ops(3);
@@ -446,14 +447,34 @@ TEST(LabCompare, BranchTakesTheLastFinishedStepAndWaitsForAPause) {
   JobRunner& jr = JobRunner::shared();
   jr.play(0);
   for (int i = 0; i < 200 && jr.status().mode != RunMode::Free; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 400 && jr.status().steps_done < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   t.app->drain_events();
   t.frame();
-  EXPECT_FALSE(t.app->lab().drawn().compare_can_branch) << "not while it trains";
-  jr.pause();
+  const LabDrawn& d = t.app->lab().drawn();
+  EXPECT_TRUE(d.compare_can_branch) << "while it trains too";
+  EXPECT_TRUE(d.compare_pauses_first) << "the button says it pauses the run";
+  const int picked = d.compare_branch_step;
+  EXPECT_GE(picked, 4);
+  // A press (down, then up over the button): the run pauses, then the step shown is branched.
+  ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 at{(d.compare_branch.min.x + d.compare_branch.max.x) * 0.5f, (d.compare_branch.min.y + d.compare_branch.max.y) * 0.5f};
+  io.MousePos = at;
+  t.frame();
+  io.MouseDown[0] = true;
+  t.frame();
+  io.MouseDown[0] = false;
+  t.frame();
+  io.MousePos = {-1.0f, -1.0f};
   t.settle();
+  EXPECT_EQ(jr.status().mode, RunMode::Paused) << "the press paused the run";
+  ASSERT_TRUE(jr.status().error.empty()) << jr.status().error;
+  ASSERT_NE(jr.branched(), nullptr);
+  EXPECT_EQ(jr.branched()->step, picked) << "the step the button named";
+  t.app->drain_events();
   t.frame();
-  t.frame();
-  EXPECT_TRUE(t.app->lab().drawn().compare_can_branch) << "paused again";
+  t.frame("lab_compare_paused_by_branch");
+  EXPECT_TRUE(t.app->lab().drawn().compared) << "still among the steps kept whole";
+  EXPECT_FALSE(t.app->lab().drawn().compare_pauses_first) << "paused now";
 }
 
 // The timeline header's step buttons stay put whether the shown step is finished or under way
