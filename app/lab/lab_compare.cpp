@@ -144,7 +144,10 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   const bool training = st.mode != RunMode::Paused;
   const bool can = why.empty() && rec && rec->complete && st.job.empty() && !st.building;
   char label[48];
-  std::snprintf(label, sizeof label, training ? "Pause and branch step %d" : "Branch step %d", rec ? rec->step + 1 : 0);
+  // One ID whatever the words: while the run trains the step in them changes from frame to frame,
+  // and a press that began on one label and ended on another was no click.
+  std::snprintf(label, sizeof label, training ? "Pause and branch step %d###branch" : "Branch step %d###branch",
+                rec ? rec->step + 1 : 0);
   drawn_.compare_pauses_first = training;
   flow(button_w(label));
   drawn_.compare_branch_step = rec ? rec->step : -1;
