@@ -367,10 +367,13 @@ void Lab::timeline(const RunState& rs, float s, const LabFonts& fonts) {
     ImGui::Dummy({std::max(0.0f, slot - text_w(step)), 1.0f});
   }
   drawn_.timeline_prev_x = -1.0f;
-  if (room_for(small_button_w("◀")) && (drawn_.timeline_prev_x = ImGui::GetCursorScreenPos().x, ImGui::SmallButton("◀"))) {
-    const auto& steps = rs.steps();
-    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-      if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; replay_.go_live(); break; }
+  if (room_for(small_button_w("◀"))) {
+    drawn_.timeline_prev_x = ImGui::GetCursorScreenPos().x;
+    if (ImGui::SmallButton("◀")) {
+      const auto& steps = rs.steps();
+      for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+        if (it->step < rec->step) { pick_step_ = it->step; follow_ = true; replay_.go_live(); break; }
+    }
   }
   if (room_for(small_button_w("▶")) && ImGui::SmallButton("▶")) {
     for (const auto& st : rs.steps())
