@@ -68,8 +68,9 @@ struct JobRunner::Live {
   // The run's state at the start of some steps (ParallelTrainer::state_into), oldest first: a
   // branch of a late step starts from the newest one at or before it instead of training every
   // step from the first again. keep_state() takes one before a step once the time since the
-  // last is 50 times what that one took (2% of a free run's time at most; before every step of a
-  // run stepped by hand or at a pace), and keeps as many as fit in kStatesBytes, at most eight.
+  // last is 50 times what that one took (2% of a free run's time at most, once the arrays are
+  // made; before every step of a run stepped by hand or at a pace), and keeps as many as fit in
+  // kStatesBytes, at most eight, at least one.
   std::deque<trainer::ParallelTrainer::State> states;
   std::int64_t state_taken_at = 0, state_cost = 0;
 };
@@ -546,10 +547,13 @@ void JobRunner::keep_state() {
     s = std::move(L.states.front());
     L.states.pop_front();
   }
+  // Arrays made now cost their first writes once (a 200 MB state of the scale model took half a
+  // second): only a copy into kept arrays sets the pace, or a free run kept one state in a minute.
+  const bool fresh = s.master.empty();
   L.trainer->state_into(s);
   L.states.push_back(std::move(s));
   L.state_taken_at = now_ns();
-  L.state_cost = L.state_taken_at - t0;
+  L.state_cost = fresh ? 0 : L.state_taken_at - t0;
   std::lock_guard<std::mutex> lock(mu_);
   status_.kept_states.clear();
   for (const auto& k : L.states) status_.kept_states.push_back(k.step);
