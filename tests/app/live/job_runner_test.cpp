@@ -206,6 +206,28 @@ TEST(JobRunner, ABranchStartsFromTheLiveRunsKeptState) {
   EXPECT_TRUE(w.jr.status().kept_states.empty()) << "the run from step 0 has none yet";
 }
 
+// In a free run the states are paced by what a copy into kept arrays costs, not by the first
+// copies into new ones (a 64-GPU scale run's first state took so long that a run of half a
+// minute kept no second one): the ring fills on the steps after the first.
+TEST(JobRunner, AFreeRunFillsItsKeptStatesFirst) {
+  Watched w;
+  w.jr.configure(split(2, 2, 1, 1));
+  w.settle();
+  w.jr.play(0);
+  for (int i = 0; i < 2000 && w.jr.status().steps_done < 12; ++i) {
+    w.pump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  w.jr.pause();
+  w.settle();
+  ASSERT_TRUE(w.jr.status().error.empty()) << w.jr.status().error;
+  ASSERT_GE(w.jr.status().steps_done, 12);
+  const std::vector<int> kept = w.jr.status().kept_states;
+  // Eight states of the story model fit in 128 MB; paced by the first copies, a dozen steps of
+  // a few milliseconds kept one or two.
+  EXPECT_EQ(kept.size(), 8u);
+}
+
 TEST(JobRunner, StepsCarryMemoryRouterAndTraffic) {
   Watched w;
   w.jr.configure(split(2, 2, 1, 1));
