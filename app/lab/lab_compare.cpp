@@ -225,8 +225,8 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
     std::snprintf(verdict, sizeof verdict, "step %d: losses %.6f and %.6f, relative difference %.2e", a->step + 1, a->loss,
                   b->loss, rel);
   ImGui::TextColored(same_loss ? ImVec4{0.55f, 0.85f, 0.55f, 1} : ImVec4{0.96f, 0.65f, 0.14f, 1}, "%s", verdict);
-  // Where they began (a recorded run's steps carry no fingerprint: then the state the branch
-  // started from says it, or nothing is said).
+  // Where they began (a big run's steps carry no fingerprint, it costs more than the step: then
+  // the state the branch started from says it, or nothing is said).
   const char* began = nullptr;
   if (a->step == 0) began = "· both began from the seed's initial weights";
   else if (before && before == branch_->weights_before) began = "· both began from weights equal bit for bit";
