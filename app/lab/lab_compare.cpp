@@ -163,8 +163,8 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   ImGui::EndDisabled();
   if (!why.empty()) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", why.c_str());
   else if (!st.job.empty()) {
-    // A late step's branch trains every step before it again: minutes, with the run held. The
-    // button goes first, where the progress words growing cannot move it.
+    // A branch far from a kept state (from the seed, after a new configuration) trains many steps,
+    // with the run held. The button goes first, where the progress words growing cannot move it.
     drawn_.compare_can_cancel = st.job.rfind("branching", 0) == 0;
     if (drawn_.compare_can_cancel) {
       if (ImGui::SmallButton("Cancel")) runner_.cancel_branch();
@@ -175,11 +175,7 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
   else if (!st.error.empty() && st.error.rfind("branch", 0) == 0) ImGui::TextColored({0.94f, 0.42f, 0.6f, 1}, "%s", st.error.c_str());
   else if (training) words_dim("The run pauses for the branch and stays paused: Space trains on.");
   else if (rec && rec->complete && rec->step > 0) {
-    // The runner keeps the live run's state before some steps; a branch starts from the newest
-    // one at or before the step (JobRunner::keep_state), else from the seed.
-    int first = 0;
-    for (int k : st.kept_states)
-      if (k <= rec->step) first = k;
+    const int first = branch_first_step(st.kept_states, rec->step);
     if (first == rec->step)
       words_dim("The branch runs step %d under its split from the live run's state before it, then compares the two.",
                 rec->step + 1);

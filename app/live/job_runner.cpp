@@ -647,15 +647,21 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step, std::uint64_t s
     info->first_plan = std::make_shared<const trainer::Plan>(trainer::compile_plan(rc, trainer::PlanOptions{.broadcast_model = true}));
   trainer::ParallelTrainer t(info->model, o, *L.data);
   // From the live run's newest state at or before the step (keep_state), else from the seed.
+  std::vector<int> kept_steps;
+  for (const auto& k : L.states) kept_steps.push_back(k.step);
+  const int first = branch_first_step(kept_steps, step);
   const trainer::ParallelTrainer::State* from = nullptr;
   for (const auto& k : L.states)
-    if (k.step <= step) from = &k;
+    if (first > 0 && k.step == first) from = &k;
   if (from) t.set_state(*from);
-  const int first = from ? from->step : 0;
   // A trainer's first step pays once for memory touched for the first time and pools filled: a
   // branch that would time its very first step runs it once to warm up, then again from the
   // same state (a branch from the seed keeps the pane's note about step 1 instead).
-  bool warm_up = from && first == step;
+  if (from && first == step) {
+    t.step();
+    events->drain([](const Event&) {});
+    t.set_state(*from);
+  }
   auto out = std::make_shared<BranchRun>();
   out->step = step;
   out->first = first;
@@ -682,13 +688,6 @@ void JobRunner::do_branch(const cli::TrainArgs& other, int step, std::uint64_t s
     const std::int64_t w0 = now_ns();
     const trainer::ParallelStepResult r = t.step();
     const std::int64_t w1 = now_ns();
-    if (warm_up) {
-      events->drain([](const Event&) {});
-      t.set_state(*from);
-      warm_up = false;
-      --i;
-      continue;
-    }
     // The engine's events of this step; only the branch step's are kept.
     events->drain([&](const Event& e) {
       if (i == step) kept.push_back(e);

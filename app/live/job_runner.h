@@ -77,6 +77,16 @@ struct BranchRun {
   int first = 0;                       // the first step it trained: the live run's state was taken before it
 };
 
+// The step a branch of `step` trains first (from 0): the newest of the live run's kept states
+// at or before it (RunnerStatus::kept_states), else 0, the seed's. The runner branches from it;
+// the Compare pane says so before the press.
+inline int branch_first_step(const std::vector<int>& kept_states, int step) {
+  int first = 0;
+  for (int k : kept_states)
+    if (k <= step) first = k;
+  return first;
+}
+
 enum class RunMode { Paused, Free, Paced };
 
 struct RunnerStatus {

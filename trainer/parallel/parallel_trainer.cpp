@@ -1847,11 +1847,18 @@ enum class StateArray { Master, AdamM, AdamV };
 
 // One optimizer array of the whole model in the unsharded layout (zero 1: from the pieces), or
 // the reverse: `out` scattered into every rank's copy or piece.
+// Weights in the whole model's unsharded layout (every rank's tensors end within it).
 template <class Ranks>  // Impl::Rank, deduced (the type is private)
-void gather_state_into(const Ranks& ranks, bool zero1, StateArray which, std::vector<float>& out) {
+std::int64_t whole_count(const Ranks& ranks) {
   std::int64_t n = 0;
   for (const auto& R : ranks)
     for (const auto& t : R.model->params().tensors()) n = std::max(n, t.full_offset + t.size());
+  return n;
+}
+
+template <class Ranks>
+void gather_state_into(const Ranks& ranks, bool zero1, StateArray which, std::vector<float>& out) {
+  const std::int64_t n = whole_count(ranks);
   // Every weight is some rank's (its root's, or under ZeRO-1 one rank's piece): each element is
   // written below, so an array of the same size is reused as it is (no new one, no clearing).
   out.resize((std::size_t)n);
@@ -1902,6 +1909,18 @@ void scatter_state(Ranks& ranks, bool zero1, StateArray which,
         for (std::int64_t i = 0; i < t.size(); ++i)
           P.weights[(std::size_t)(t.offset + i)] = float_to_bf16(in[(std::size_t)(t.full_offset + i)]);
   }
+}
+
+// A whole state into `ranks`' copies or pieces (all of them, or this process's one), and the
+// run's step and data RNG with it: what load() read from a file, or set_state() was given.
+template <class Impl, class Ranks>  // ParallelTrainer::Impl and its ranks, deduced (the types are private)
+void take_state(Impl& I, Ranks& ranks, const std::vector<float>& master, const std::vector<float>& adam_m,
+                const std::vector<float>& adam_v, std::int64_t step, std::uint64_t data_rng) {
+  scatter_state(ranks, I.zero1(), StateArray::Master, master);
+  scatter_state(ranks, I.zero1(), StateArray::AdamM, adam_m);
+  scatter_state(ranks, I.zero1(), StateArray::AdamV, adam_v);
+  I.step_ = (int)step;
+  I.data_rng.set_state(data_rng);
 }
 
 }  // namespace
@@ -2170,11 +2189,7 @@ void ParallelTrainer::Impl::load_across(const std::string& path, bool keep_steps
   // (Each rank holds the arrays whole, zeros outside its parts, for scatter_state: fine at the
   // sizes a host holds anyway, as master_weights() does.)
   std::span<Rank> mine(&ranks[(std::size_t)me], 1);
-  scatter_state(mine, zero1(), StateArray::Master, L.state[0]);
-  scatter_state(mine, zero1(), StateArray::AdamM, L.state[1]);
-  scatter_state(mine, zero1(), StateArray::AdamV, L.state[2]);
-  step_ = (int)L.step;
-  data_rng.set_state(L.data_rng);
+  take_state(*this, mine, L.state[0], L.state[1], L.state[2], (std::int64_t)L.step, L.data_rng);
   if (keep_steps) adopt_steps(L.planned);
 }
 
@@ -2197,11 +2212,7 @@ void ParallelTrainer::load(const std::string& path, bool keep_its_steps) {
   for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
   const LoadedState L = read_checkpoint(path, tensors, full_count(tensors), config_to_string(I.mc), split_of(I.opt, I.S));
   if (!keep_its_steps) limits::require_steps_reach(I.opt.steps, L.step);
-  scatter_state(I.ranks, I.zero1(), StateArray::Master, L.state[0]);
-  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, L.state[1]);
-  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, L.state[2]);
-  I.step_ = (int)L.step;
-  I.data_rng.set_state(L.data_rng);
+  take_state(I, I.ranks, L.state[0], L.state[1], L.state[2], (std::int64_t)L.step, L.data_rng);
   if (keep_its_steps) I.adopt_steps(L.planned);
 }
 
@@ -2220,17 +2231,11 @@ void ParallelTrainer::set_state(const State& s) {
   Impl& I = *impl_;
   if (I.current || I.stepping) throw Error("set_state: a step is in progress");
   if (I.opt.comm) throw Error("set_state: the ranks are in other processes (load() reads a checkpoint instead)");
-  std::vector<ParamTensor> tensors;
-  for (const auto& R : I.ranks) tensors.insert(tensors.end(), R.model->params().tensors().begin(), R.model->params().tensors().end());
-  const std::size_t n = (std::size_t)full_count(tensors);
+  const std::size_t n = (std::size_t)whole_count(I.ranks);
   if (s.master.size() != n || s.adam_m.size() != n || s.adam_v.size() != n || s.step < 0)
     throw Error("set_state: the state is of another model (" + std::to_string(s.master.size()) + " weights, this one has " +
                 std::to_string(n) + ")");
-  scatter_state(I.ranks, I.zero1(), StateArray::Master, s.master);
-  scatter_state(I.ranks, I.zero1(), StateArray::AdamM, s.adam_m);
-  scatter_state(I.ranks, I.zero1(), StateArray::AdamV, s.adam_v);
-  I.step_ = s.step;
-  I.data_rng.set_state(s.data_rng);
+  take_state(I, I.ranks, s.master, s.adam_m, s.adam_v, s.step, s.data_rng);
 }
 
 bool ParallelTrainer::replicas_agree() const {
