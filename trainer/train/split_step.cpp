@@ -144,19 +144,17 @@ void SplitStep::run_pair(const Batch& a, const Batch& b, const LossScales& sc, L
   try {
     for (int k = 0; k < 2; ++k) {
       st[k]->backend = backends_[(std::size_t)k].get();
-      // a: the whole microbatch's backward, weight gradients and all, as one thread runs it;
-      // b: its backward input only, its weight gradients added piece by piece after a's.
-      st[k]->shard = k == 1;
+      st[k]->shard = true;  // backward input only: the weight gradients come as pieces, a's rows first
       m_.begin(*st[k], k == 0 ? a : b);
     }
     double aux[2] = {0, 0};
     run_two(*st[0], *st[1], /*pair=*/true, sc, aux);
-    double ce_b = 0.0;  // every row in order, as the whole microbatch on one thread adds them
-    for (double v : st[1]->row_ce) ce_b += v;
-    out.ce_sum += st[0]->ce_sum;
-    out.aux_sum += aux[0];
-    out.ce_sum += ce_b;
-    out.aux_sum += aux[1];
+    for (int k = 0; k < 2; ++k) {
+      double ce = 0.0;  // every row in order, as the whole microbatch on one thread adds them
+      for (double v : st[k]->row_ce) ce += v;
+      out.ce_sum += ce;
+      out.aux_sum += aux[k];
+    }
   } catch (...) {
     for (auto* s : st) Model::release(*s);
     throw;
@@ -168,12 +166,12 @@ void SplitStep::run_two(MicrobatchState& first, MicrobatchState& second, bool pa
                         double aux[2]) {
   const int L = m_.config().n_layers;
   MicrobatchState* st[2] = {&first, &second};
-  // Thread 0 runs the first part as one thread would, adding its rows to every weight gradient
-  // as it goes down the blocks. Thread 1 runs the second part's backward input, then claims its
+  // Each thread runs one part's backward input (a pair: its forward too). Then both claim the
   // weight pieces in the order they become ready (the head's, then block by block down, the
-  // embedding's last): a piece is ready once the first part's backward has added its rows there
-  // (the second's rows go after them, as on one thread) and the second's backward has passed
-  // it. Thread 0 claims what is left when it ends.
+  // embedding's last): a piece is ready once both backwards have passed it, and whoever claims
+  // it adds the first part's rows there and then the second's, as one thread adds them. Pieces
+  // touch disjoint weights, so the two threads' pieces run at once, and neither thread waits on
+  // a whole part of the other's: a thread on a slower core just claims fewer pieces.
   const int count = (int)piece_order_.size();
   const std::vector<int>& order = piece_order_;
   const std::vector<int>& ready = piece_ready_;
@@ -196,23 +194,14 @@ void SplitStep::run_two(MicrobatchState& first, MicrobatchState& second, bool pa
       if (pair) {  // shards of one microbatch ran their forward before, and joined
         m_.embed_forward(s);
         for (int l = 0; l < L; ++l) m_.layer_forward(l, s);
-        if (k == 1) {
-          std::vector<MicrobatchState*> one{&s};
-          aux[k] = m_.join_router_losses(one);
-        }
+        std::vector<MicrobatchState*> one{&s};
+        aux[k] = m_.join_router_losses(one);
       }
-      m_.head_forward(s, true, sc, /*defer_weight=*/k == 1);
+      m_.head_forward(s, true, sc, /*defer_weight=*/true);
       progress[k].store(1, std::memory_order_release);
       for (int l = L - 1; l >= 0; --l) {
-        if (k == 0)
-          m_.layer_backward(l, s, sc);
-        else
-          m_.layer_backward_input(l, s, sc);
+        m_.layer_backward_input(l, s, sc);
         progress[k].store(1 + (L - l), std::memory_order_release);
-      }
-      if (k == 0) {
-        m_.embed_backward(s);
-        if (pair) aux[k] = s.aux_sum;
       }
       progress[k].store(2 + L, std::memory_order_release);
       beside.reset();  // the pieces' scratch is the device's, as on one thread
@@ -224,7 +213,7 @@ void SplitStep::run_two(MicrobatchState& first, MicrobatchState& second, bool pa
       for (int i; (i = next.fetch_add(1)) < count;) {
         const int need = ready[(std::size_t)i];
         for (int spins = 0; progress[0].load(std::memory_order_acquire) < need ||
-                            progress[1].load(std::memory_order_acquire) < std::min(need, 1 + L);
+                            progress[1].load(std::memory_order_acquire) < need;
              ++spins) {
           if (failed.load(std::memory_order_relaxed)) return;
           if (spins < 4096)
@@ -232,7 +221,7 @@ void SplitStep::run_two(MicrobatchState& first, MicrobatchState& second, bool pa
           else
             std::this_thread::yield();
         }
-        m_.add_weight_piece(order[(std::size_t)i], second, *backends_[(std::size_t)k]);
+        for (const MicrobatchState* part : st) m_.add_weight_piece(order[(std::size_t)i], *part, *backends_[(std::size_t)k]);
       }
     } catch (...) {
       errors[k] = std::current_exception();
@@ -286,13 +275,8 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
       out.aux_sum += whole_.aux_sum;
       continue;
     }
-    // Two shards: their forward at once, joined; then the first shard's backward as one thread
-    // runs it and the second shard's weight pieces after it (run_two).
-    states_[0].shard = false;
-    struct Restore {  // start() and StepRunner's pieces expect every shard to defer its weights
-      MicrobatchState& s;
-      ~Restore() { s.shard = true; }
-    } restore{states_[0]};
+    // Two shards: their forward at once, joined; then their backward input at once, and the
+    // weight pieces shared out as they become ready (run_two).
     start(mb);
     const double t0 = timing_ ? wall_now() : 0;
     each([&](MicrobatchState& st) {

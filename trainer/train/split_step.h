@@ -16,14 +16,17 @@
 // pieces on the CPU run those four phases as they stand.
 //
 // forward_backward on two threads runs the backward of two parts at once instead (run_two):
-// the first part's whole, weight gradients and all, as one thread runs it, while the second
-// part runs its backward input and then adds its weight pieces, each once the first has added
-// its rows there: the same bits again, and the threads meet only over those pieces. With two or
-// more microbatches left the parts are two whole microbatches (run_pair: nothing is cut, and
+// each thread runs one part's backward input, and both claim the weight pieces as both
+// backwards pass them, each piece adding the first part's rows and then the second's: the same
+// bits again, and no thread waits for a whole part of the other's. (It used to run the first
+// part whole, weight gradients and all, with the second's pieces after it; the thread with the
+// whole part then set the pace, slower whenever it drew the slower core.) With two or more
+// microbatches left the parts are two whole microbatches (run_pair: nothing is cut, and
 // cutting costs each shard its own widening of the weights and half-height matmuls); else they
 // are the microbatch's two shards, after their forward and join. The modelled device runs
 // microbatches one after the other, so a pair's second microbatch's activations are charged to
-// a tracker of their own (MemoryTracker::StandIn) and the memory picture is one microbatch's.
+// a tracker of their own (MemoryTracker::StandIn) and the memory picture is one microbatch's
+// (with what the first keeps for its weight pieces: a few per cent more).
 // Trainer::step and bench/train run forward_backward.
 #include <algorithm>
 #include <cstdint>
@@ -56,7 +59,7 @@ class SplitStep {
   // the other shard costs it.
   struct Timing {
     int microbatches = 0;
-    double forward_s = 0, backward_s = 0, pieces_s = 0;  // wall: the shards' forward, backward input, weight pieces
+    double forward_s = 0, backward_s = 0, pieces_s = 0;  // wall: the shards' forward, backward input, pieces left after both
     double shard_forward_cpu_s[kShards] = {}, shard_backward_cpu_s[kShards] = {};
   };
   // Add forward_backward's times to *t (null: not timed).
@@ -96,9 +99,9 @@ class SplitStep {
   // Microbatches a and b at once, one a thread, each whole (forward_backward with two threads
   // and two microbatches left).
   void run_pair(const Batch& a, const Batch& b, const LossScales& sc, Losses& out);
-  // first's backward whole on one thread, second's input gradients on the other and then its
-  // weight pieces, each after first's rows (pair: two microbatches, each run forward here too,
-  // second charged beside_; else two shards of one, forward and join done). aux: a pair's.
+  // first's and second's backward input, one a thread, then their weight pieces shared out,
+  // each adding first's rows and then second's (pair: two microbatches, each run forward here
+  // too, second charged beside_; else two shards of one, forward and join done). aux: a pair's.
   void run_two(MicrobatchState& first, MicrobatchState& second, bool pair, const LossScales& sc, double aux[2]);
   Model& m_;
   MemoryTracker& mt_;
