@@ -93,6 +93,10 @@ constexpr float kSideShare = 0.24f, kCaptionShare = 0.28f;
 float side_width(float W, float s) {
   return std::round(std::min(kSideW * s, std::max(kSideShare * W, 200.0f)));
 }
+// The Lab's largest text scale in a W x H window: its side panel (a third of the width) holds
+// about ten words a line and the window some sixteen lines of body text (19 px at scale 1).
+// Past it the panels break words apart ("backwar d"); at 1024x640 it is 1.68, at 1920x1080 3.16.
+float lab_scale_limit(float W, float H) { return std::max(1.0f, std::min(W / (32.0f * 19.0f), H / (16.0f * 19.0f))); }
 float status_height(float H, float s) { return std::round(std::min(28.0f * s, std::max(28.0f, 0.04f * H))); }
 float caption_room(float H, float s) { return std::round(std::min(kCaptionH * s, std::max(kCaptionH, kCaptionShare * H))); }
 
@@ -264,6 +268,7 @@ void App::pause_lab_run_outside_lab(double now) {
 void App::frame(int fb_w, int fb_h, float dt, double now) {
   drain_events();
   pause_lab_run_outside_lab(now);
+  nav_.set_scale_limit(nav_.lab_open() ? lab_scale_limit((float)fb_w, (float)fb_h) : Navigator::kMaxScale);
   if (nav_.lab_open()) {
     frame_lab(fb_w, fb_h, dt, now);
     return;
@@ -395,13 +400,7 @@ void App::frame_lab(int fb_w, int fb_h, float dt, double now) {
     draw_status((float)fb_w, (float)fb_h, status_h);
     ImGui::PopStyleColor();
     if (nav_.help_open()) draw_help();
-    std::string toast = toast_now(now);
-    if (!toast.empty()) {
-      ImGui::SetNextWindowPos({where.x + where.w * 0.5f, 24.0f * s}, 0, {0.5f, 0.0f});
-      ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
-      ImGui::TextUnformatted(toast.c_str());
-      ImGui::End();
-    }
+    draw_toast(where.x + where.w * 0.5f, now);
     ImGui::Render();
   }
   scene_ = {(int)where.x, (int)where.y, std::max(1, (int)where.w), std::max(1, (int)where.h)};
@@ -548,9 +547,18 @@ void App::draw_status(float W, float H, float status_h) {
 void App::draw_toast(float center_x, double now) {
   std::string toast = toast_now(now);
   if (toast.empty()) return;
-  ImGui::SetNextWindowPos({center_x, 24.0f * nav_.ui_scale()}, 0, {0.5f, 0.0f});
-  ImGui::Begin("##toast", nullptr, kPanel | ImGuiWindowFlags_AlwaysAutoResize);
+  // In front of the panels (an overlay), centred where asked but inside the window: over the
+  // Lab's ranks view a long message would otherwise run off the right edge.
+  const ImGuiIO& io = ImGui::GetIO();
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float w = std::min(ImGui::CalcTextSize(toast.c_str()).x + 2.0f * st.WindowPadding.x, 0.96f * io.DisplaySize.x);
+  const float x = std::clamp(center_x, 0.5f * w, std::max(0.5f * w, io.DisplaySize.x - 0.5f * w));
+  ImGui::SetNextWindowPos({x, 24.0f * nav_.ui_scale()}, 0, {0.5f, 0.0f});
+  ImGui::SetNextWindowSizeConstraints({0, 0}, {w, io.DisplaySize.y});
+  ImGui::Begin("##toast", nullptr, kOverlay);
+  ImGui::PushTextWrapPos(w - st.WindowPadding.x);
   ImGui::TextUnformatted(toast.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::End();
 }
 

@@ -65,8 +65,15 @@ void Navigator::apply(Action a, double now) {
     case Action::ToggleHelp: help_ = !help_; break;
     case Action::PressButton: button_request_ = true; break;
     case Action::ToggleSidebar: sidebar_ = !sidebar_; break;
-    case Action::ScaleUp: scale_ = std::min(scale_ * kScaleStep, 4.0f); break;
-    case Action::ScaleDown: scale_ = std::max(scale_ / kScaleStep, 0.5f); break;
+    case Action::ScaleUp:
+      if (scale_ >= limit_ && limit_ < kMaxScale) {
+        note_ = "Text is at its largest for this window";
+        note_at_ = now;
+      } else {
+        scale_ = std::min(scale_ * kScaleStep, kMaxScale);
+      }
+      break;
+    case Action::ScaleDown: scale_ = std::max(std::min(scale_, limit_) / kScaleStep, kMinScale); break;
     case Action::ScaleReset: scale_ = base_scale_; break;
     case Action::ToggleFullscreen: fullscreen_ = !fullscreen_; break;
     case Action::Escape:

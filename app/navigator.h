@@ -1,6 +1,7 @@
 #pragma once
 // Where the viewer is in the story and what the keys do: pure state, no window, so every
 // key's effect is unit-tested.
+#include <algorithm>
 #include <string>
 
 namespace onegpu::app {
@@ -27,7 +28,14 @@ class Navigator {
   void set_time(float t) { t_ = t; }
   // True when the chapter was entered from the one after it: it should show its end state.
   bool entered_backward() const { return backward_; }
-  float ui_scale() const { return scale_; }
+  // The text and panel scale in use: the one chosen (Ctrl+= / Ctrl+-), or the largest the
+  // screen on show takes in this window (set_scale_limit), whichever is smaller.
+  float ui_scale() const { return std::min(scale_, limit_); }
+  // The App sets this every frame from the window's size: the Lab's tiled panels break words
+  // apart past it, where the story's panels shrink their text to fit. Ctrl+= at the limit says
+  // why nothing grew; the scale chosen comes back in a larger window (or in the story).
+  void set_scale_limit(float limit) { limit_ = std::clamp(limit, 0.5f, kMaxScale); }
+  static constexpr float kMaxScale = 4.0f, kMinScale = 0.5f;
   bool sidebar_open() const { return sidebar_; }
   bool fullscreen() const { return fullscreen_; }
   // The Lab (the live run) is open instead of a chapter.
@@ -56,7 +64,7 @@ class Navigator {
   int count_, index_;
   float t_ = 0.0f;
   bool backward_ = false;
-  float base_scale_, scale_;
+  float base_scale_, scale_, limit_ = kMaxScale;
   bool sidebar_ = true, fullscreen_ = false, quit_ = false, lab_ = false;
   bool blank_ = false, clean_ = false, reduced_motion_ = false, help_ = false;
   bool button_done_ = false, button_request_ = false;

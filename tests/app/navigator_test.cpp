@@ -70,6 +70,34 @@ TEST(Navigator, UiScaleStepsAndResetsWithinLimits) {
   EXPECT_FLOAT_EQ(n.ui_scale(), 1.25f);
 }
 
+// The window caps the scale (the Lab's panels break words past it): Ctrl+= there changes
+// nothing and says why, Ctrl+- takes a step down from what is shown, and the scale chosen comes
+// back when the cap lifts (a larger window, or the story).
+TEST(Navigator, TheWindowCapsTheScaleAndCtrlPlusSaysWhy) {
+  Navigator n(29, 0, 1.0f);
+  for (int i = 0; i < 8; ++i) n.apply(Action::ScaleUp, 0);  // 1.15^8: about 3.06
+  const float chosen = n.ui_scale();
+  EXPECT_GT(chosen, 3.0f);
+  n.set_scale_limit(1.68f);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 1.68f);
+  EXPECT_EQ(n.toast(1.0), "");
+  n.apply(Action::ScaleUp, 1.0);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 1.68f);
+  EXPECT_NE(n.toast(1.1).find("at its largest for this window"), std::string::npos) << n.toast(1.1);
+  n.set_scale_limit(Navigator::kMaxScale);
+  EXPECT_FLOAT_EQ(n.ui_scale(), chosen) << "a press at the cap does not grow the scale chosen";
+  n.set_scale_limit(1.68f);
+  n.apply(Action::ScaleDown, 2.0);
+  EXPECT_NEAR(n.ui_scale(), 1.68f / 1.15f, 1e-4f) << "one step down from the text shown";
+  n.apply(Action::ScaleUp, 3.0);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 1.68f);
+  // Under the cap the keys step as before, and with no cap there is nothing to say at 4.
+  n.set_scale_limit(Navigator::kMaxScale);
+  for (int i = 0; i < 50; ++i) n.apply(Action::ScaleUp, 10.0);
+  EXPECT_FLOAT_EQ(n.ui_scale(), 4.0f);
+  EXPECT_EQ(n.toast(10.1), "");
+}
+
 TEST(Navigator, SidebarAndFullscreenToggle) {
   Navigator n(29, 0);
   EXPECT_TRUE(n.sidebar_open());

@@ -12,6 +12,7 @@
 
 #include "app/app.h"
 #include "app/assets.h"
+#include "app/live/job_runner.h"
 #include "app/options.h"
 #include "app/run/story_run.h"
 #include "app/story.h"
@@ -217,6 +218,29 @@ TEST(Classroom, PanelsStayWholeAtAProjectorsTextScaleInASmallWindow) {
     EXPECT_GT(cap.text_bottom, cap.title_top);
     EXPECT_LE(cap.text_bottom, cap.panel_bottom) << "the caption's last line is cut off";
   }
+}
+
+// A presenter's Ctrl+= in the Lab in a small window stops where the Lab's panels still hold
+// their words whole (past it they break words apart), says so, and the story, whose panels
+// shrink their text to fit, gets the scale chosen back.
+TEST(Classroom, LabTextStopsAtWhatTheWindowTakes) {
+  Stage s("gpu", true, 1024, 640);
+  s.app->nav().set_lab(true);
+  for (int i = 0; i < 10; ++i) s.app->nav().apply(Action::ScaleUp, s.now);  // 1.15^10: about x4
+  s.run(0.2f);
+  JobRunner::shared().wait_idle([&] { s.app->drain_events(); });
+  auto px = s.run(0.2f);
+  std::filesystem::create_directories(ONEGPU_TEST_OUT);
+  save_png(std::string(ONEGPU_TEST_OUT) + "/lab_text_capped_1024x640.png", 1024, 640, px);
+  // 1024 / (32 * 19) = 1.68: the side panel keeps about ten words a line.
+  EXPECT_NEAR(s.app->nav().ui_scale(), 1024.0f / (32 * 19), 0.01f);
+  EXPECT_NEAR(ImGui::GetFontSize(), std::round(19.0f * 1024.0f / (32 * 19)), 1.0f) << "the fonts were built at the cap";
+  s.app->nav().apply(Action::ScaleUp, s.now);
+  EXPECT_NE(s.app->nav().toast(s.now).find("at its largest for this window"), std::string::npos);
+  s.app->nav().set_lab(false);
+  s.run(0.2f);
+  EXPECT_GT(s.app->nav().ui_scale(), 3.9f) << "the story's text is the scale chosen";
+  EXPECT_GT(ImGui::GetFontSize(), 19.0f * 3.0f);
 }
 
 TEST(Classroom, KeyListIsInFrontAndFitsAtAProjectorsTextScale) {
