@@ -222,16 +222,11 @@ void Lab::compare(const RunState& rs, float s, const LabFonts& fonts) {
                   b->loss, rel);
   ImGui::TextColored(same_loss ? ImVec4{0.55f, 0.85f, 0.55f, 1} : ImVec4{0.96f, 0.65f, 0.14f, 1}, "%s", verdict);
   // Where they began (a big run's steps carry no fingerprint, it costs more than the step: then
-  // the state the branch started from says it, or nothing is said).
-  const char* began = nullptr;
-  if (a->step == 0) began = "· both began from the seed's initial weights";
-  else if (before && before == branch_->weights_before) began = "· both began from weights equal bit for bit";
-  else if (before) began = "· the weights they began from differ in rounding (the earlier steps ran under each split)";
-  else if (branch_->first == a->step) began = "· the branch began from the live run's state before this step";
-  drawn_.compare_began = began ? began : "";
-  if (began) {
+  // what the branch trained is said).
+  drawn_.compare_began = compare_began_words(a->step, before, branch_->weights_before, branch_->first);
+  if (!drawn_.compare_began.empty()) {
     ImGui::SameLine();
-    words_dim("%s", began);
+    words_dim("%s", drawn_.compare_began.c_str());
   }
   // A run's first step pays once for memory touched for the first time and pools filled, and the
   // branch re-runs it in a warmed-up process: its times say little about the two splits.

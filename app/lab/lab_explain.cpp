@@ -118,4 +118,16 @@ std::string op_short(const trainer::Op& op, int microbatches) {
 
 std::string span_kind(const OpSpan& s) { return std::string(trainer::to_string(s.kind)); }
 
+std::string compare_began_words(int step, std::uint64_t before, std::uint64_t branch_before, int first) {
+  if (step == 0) return "· both began from the seed's initial weights";
+  if (before && before == branch_before) return "· both began from weights equal bit for bit";
+  if (before) return "· the weights they began from differ in rounding (the earlier steps ran under each split)";
+  // No fingerprint: say what the branch trained, so the verdict is read knowing it.
+  if (first == step) return "· the branch began from the live run's state before this step";
+  if (first > 0)
+    return "· the branch began from the live run's state after step " + std::to_string(first) + " and trained steps " +
+           std::to_string(first + 1) + " to " + std::to_string(step + 1) + " under its split";
+  return "· the branch trained steps 1 to " + std::to_string(step + 1) + " under its split from the seed's weights";
+}
+
 }  // namespace onegpu::app
