@@ -686,7 +686,9 @@ void App::draw_chapter_list(float side_w, float height) {
       nav_.go_to(i);
     }
     // A chapter just opened is brought into view, and the list left where it is when it shows.
-    if (i == nav_.index() && nav_.time() < 0.05f) {
+    // (Not "while its clock is under 50 ms": a key pressed after a still frame comes with a long
+    // frame time, so Home from the last chapter left chapter 1 scrolled out of the list.)
+    if (i == nav_.index() && list_index_ != nav_.index()) {
       const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
       if (ImGui::GetItemRectMin().y < top || ImGui::GetItemRectMax().y > bottom) ImGui::SetScrollHereY(0.3f);
     }
@@ -697,6 +699,7 @@ void App::draw_chapter_list(float side_w, float height) {
   ImGui::PopFont();
   if (ImGui::Selectable((fitted(kLabListLine) + "##lab").c_str(), false)) nav_.set_lab(true);
   ImGui::End();
+  list_index_ = nav_.index();
 }
 
 // Where the story is: "3 / 29 · part" and one dot a chapter, right-aligned on the caption's

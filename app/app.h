@@ -131,6 +131,7 @@ class App {
   PixelRect scene_;
   render::Camera camera_;
   int last_index_ = -1;
+  int list_index_ = -1;  // the chapter the list last showed: a new one is scrolled into view
   std::string gl_;
   float frame_ms_ = 0.0f;
   CaptionDrawn caption_drawn_;

@@ -243,6 +243,25 @@ TEST(Classroom, LabTextStopsAtWhatTheWindowTakes) {
   EXPECT_GT(ImGui::GetFontSize(), 19.0f * 3.0f);
 }
 
+// The chapter list keeps the chapter on show in view at a projector's text size, where the list
+// is longer than the window: at the last chapter, and after Home jumps back to the first (which
+// once stayed scrolled out of the list: a key after a still frame came with a long frame time).
+TEST(Classroom, TheChapterListShowsTheChapterOnShow) {
+  Stage s("one-of-512", true, 1920, 1080);
+  for (int i = 0; i < 5; ++i) s.app->nav().apply(Action::ScaleUp, s.now);  // text x2
+  s.run(0.5f);
+  ImGuiWindow* list = ImGui::FindWindowByName("##chapters");
+  ASSERT_NE(list, nullptr);
+  ASSERT_GT(list->ScrollMax.y, 0.0f) << "the list is longer than the window at this text size";
+  EXPECT_GT(list->Scroll.y, 0.0f) << "the last chapter is scrolled into view";
+  s.app->nav().apply(Action::First, s.now);
+  s.now += 5.0;  // a still window: the next frame comes long after the last
+  s.app->frame(s.w, s.h, 5.0f, s.now);
+  s.run(0.2f);
+  EXPECT_EQ(s.app->nav().index(), 0);
+  EXPECT_EQ(list->Scroll.y, 0.0f) << "chapter 1's row is scrolled out of the list";
+}
+
 TEST(Classroom, KeyListIsInFrontAndFitsAtAProjectorsTextScale) {
   Stage s("gpu", true);
   s.run(0.2f);
