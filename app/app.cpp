@@ -93,8 +93,8 @@ constexpr float kSideShare = 0.24f, kCaptionShare = 0.28f;
 float side_width(float W, float s) {
   return std::round(std::min(kSideW * s, std::max(kSideShare * W, 200.0f)));
 }
-// The Lab's largest text scale in a W x H window: its side panel (a third of the width) holds
-// about ten words a line and the window some sixteen lines of body text (19 px at scale 1).
+// The Lab's largest text scale in a W x H window: its side panel (a third of the width) keeps
+// some 25 characters a line and the window some sixteen lines of body text (19 px at scale 1).
 // Past it the panels break words apart ("backwar d"); at 1024x640 it is 1.68, at 1920x1080 3.16.
 float lab_scale_limit(float W, float H) { return std::max(1.0f, std::min(W / (32.0f * 19.0f), H / (16.0f * 19.0f))); }
 float status_height(float H, float s) { return std::round(std::min(28.0f * s, std::max(28.0f, 0.04f * H))); }

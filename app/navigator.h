@@ -34,7 +34,7 @@ class Navigator {
   // The App sets this every frame from the window's size: the Lab's tiled panels break words
   // apart past it, where the story's panels shrink their text to fit. Ctrl+= at the limit says
   // why nothing grew; the scale chosen comes back in a larger window (or in the story).
-  void set_scale_limit(float limit) { limit_ = std::clamp(limit, 0.5f, kMaxScale); }
+  void set_scale_limit(float limit) { limit_ = std::clamp(limit, kMinScale, kMaxScale); }
   static constexpr float kMaxScale = 4.0f, kMinScale = 0.5f;
   bool sidebar_open() const { return sidebar_; }
   bool fullscreen() const { return fullscreen_; }
