@@ -35,7 +35,11 @@ void Lab::bubbles(const RunState& rs, float s, const LabFonts& fonts) {
     return;
   }
   if (plan.config.pp == 1) {
+    // In the small font, as the pane's other explanations: in the body font this narrow pane
+    // held two words a line at a projector's text size (and the Lab opens on one stage).
+    ImGui::PushFont(fonts.small);
     ImGui::TextWrapped("One stage: no GPU waits for another's activations, so there is no pipeline bubble. Split with pp > 1 to see one.");
+    ImGui::PopFont();
     ImGui::PopTextWrapPos();
     drawn_.bubble_shown = true;
     drawn_.bubble = rec->bubble;
