@@ -1845,8 +1845,6 @@ void for_each_tensor_part(const ParamStore& P, std::int64_t flat, std::int64_t n
 namespace {
 enum class StateArray { Master, AdamM, AdamV };
 
-// One optimizer array of the whole model in the unsharded layout (zero 1: from the pieces), or
-// the reverse: `out` scattered into every rank's copy or piece.
 // Weights in the whole model's unsharded layout (every rank's tensors end within it).
 template <class Ranks>  // Impl::Rank, deduced (the type is private)
 std::int64_t whole_count(const Ranks& ranks) {
@@ -1856,6 +1854,8 @@ std::int64_t whole_count(const Ranks& ranks) {
   return n;
 }
 
+// One optimizer array of the whole model in the unsharded layout (zero 1: from the pieces), or
+// the reverse (scatter_state): `out` scattered into every rank's copy or piece.
 template <class Ranks>
 void gather_state_into(const Ranks& ranks, bool zero1, StateArray which, std::vector<float>& out) {
   const std::int64_t n = whole_count(ranks);

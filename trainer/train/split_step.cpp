@@ -295,8 +295,7 @@ SplitStep::Losses SplitStep::forward_backward(const Batch& batch, int microbatch
       finish_microbatch();
       throw;
     }
-    double ce = states_[0].ce_sum;  // the first shard's rows from 0.0 in order, then the second's
-    for (double v : states_[1].row_ce) ce += v;
+    const double ce = ce_sum();  // the shards' rows from 0.0 in order, as on one thread
     finish_microbatch();
     out.ce_sum += ce;
     out.aux_sum += aux;
